@@ -1,0 +1,134 @@
+import type { Level } from "../log/logger.js";
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Unset: the embedded PGlite store in `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Connections in the Postgres pool. */
+  poolSize: number;
+  /** How long in-flight calls may run after SIGTERM before they are cut. */
+  shutdownGraceMs: number;
+  /** Largest request or response message, in bytes. */
+  maxMessageBytes: number;
+  logLevel: Level;
+}
+
+interface Option {
+  env: string;
+  flag: string;
+  key: keyof Config;
+  parse: (raw: string) => Config[keyof Config];
+  help: string;
+}
+
+const options: Option[] = [
+  { env: "SESSIONSTORE_HOST", flag: "--host", key: "host", parse: nonEmpty("SESSIONSTORE_HOST"), help: "address to listen on" },
+  {
+    env: "SESSIONSTORE_PORT",
+    flag: "--port",
+    key: "port",
+    parse: integer("SESSIONSTORE_PORT", 0, 65535),
+    help: "port (0 picks a free one)",
+  },
+  {
+    env: "DATABASE_URL",
+    flag: "--database-url",
+    key: "databaseUrl",
+    parse: nonEmpty("DATABASE_URL"),
+    help: "postgres:// URL; unset = embedded store",
+  },
+  {
+    env: "SESSIONSTORE_DATA_DIR",
+    flag: "--data-dir",
+    key: "dataDir",
+    parse: nonEmpty("SESSIONSTORE_DATA_DIR"),
+    help: "embedded store folder",
+  },
+  {
+    env: "SESSIONSTORE_POOL_SIZE",
+    flag: "--pool-size",
+    key: "poolSize",
+    parse: integer("SESSIONSTORE_POOL_SIZE", 1, 1000),
+    help: "Postgres connections",
+  },
+  {
+    env: "SESSIONSTORE_SHUTDOWN_GRACE_MS",
+    flag: "--shutdown-grace-ms",
+    key: "shutdownGraceMs",
+    parse: integer("SESSIONSTORE_SHUTDOWN_GRACE_MS", 0, 600_000),
+    help: "grace period for in-flight calls on shutdown",
+  },
+  {
+    env: "SESSIONSTORE_MAX_MESSAGE_BYTES",
+    flag: "--max-message-bytes",
+    key: "maxMessageBytes",
+    parse: integer("SESSIONSTORE_MAX_MESSAGE_BYTES", 1024, 1 << 30),
+    help: "largest message accepted or sent",
+  },
+  { env: "SESSIONSTORE_LOG_LEVEL", flag: "--log-level", key: "logLevel", parse: logLevel, help: "debug, info, warn or error" },
+];
+
+export const defaults: Config = {
+  host: "127.0.0.1",
+  port: 50051,
+  databaseUrl: undefined,
+  dataDir: "./data",
+  poolSize: 20,
+  shutdownGraceMs: 10_000,
+  maxMessageBytes: 16 * 1024 * 1024,
+  logLevel: "info",
+};
+
+export class ConfigError extends Error {}
+
+/** Environment first, then flags (`--port 8080` or `--port=8080`), which win. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = []): Config {
+  const config: Config = { ...defaults };
+  const set = (option: Option, raw: string) => {
+    (config as unknown as Record<string, unknown>)[option.key] = option.parse(raw);
+  };
+  for (const option of options) {
+    const raw = env[option.env];
+    if (raw !== undefined && raw !== "") set(option, raw);
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--help" || arg === "-h") throw new ConfigError(usage());
+    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const option = options.find((o) => o.flag === flag);
+    if (!option) throw new ConfigError(`unknown argument ${arg}\n${usage()}`);
+    const raw = inline ?? argv[++i];
+    if (raw === undefined) throw new ConfigError(`${flag} needs a value`);
+    set(option, raw);
+  }
+  return config;
+}
+
+export function usage(): string {
+  const lines = options.map((o) => `  ${`${o.flag} / ${o.env}`.padEnd(52)} ${o.help}`);
+  return `usage: sessionstore [flags]\n${lines.join("\n")}`;
+}
+
+function nonEmpty(name: string) {
+  return (raw: string) => {
+    if (raw.trim() === "") throw new ConfigError(`${name} must not be empty`);
+    return raw;
+  };
+}
+
+function integer(name: string, min: number, max: number) {
+  return (raw: string) => {
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw.trim()) || n < min || n > max) {
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    }
+    return n;
+  };
+}
+
+function logLevel(raw: string): Level {
+  if (raw === "debug" || raw === "info" || raw === "warn" || raw === "error") return raw;
+  throw new ConfigError(`SESSIONSTORE_LOG_LEVEL must be debug, info, warn or error, got "${raw}"`);
+}

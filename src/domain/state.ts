@@ -1,0 +1,53 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+
+// ADK's state scopes. The prefix picks where a key is stored and how long it
+// lives: `app:` for every user of an app, `user:` for one user's sessions,
+// no prefix for one session, `temp:` for the current invocation only.
+export const APP_PREFIX = "app:";
+export const USER_PREFIX = "user:";
+export const TEMP_PREFIX = "temp:";
+
+/** A delta or an initial state split by scope, prefixes removed. */
+export interface ScopedState {
+  session: JsonObject;
+  user: JsonObject;
+  app: JsonObject;
+}
+
+export function splitState(state: JsonObject | undefined): ScopedState {
+  const scoped: ScopedState = { session: {}, user: {}, app: {} };
+  if (!state) return scoped;
+  for (const [key, value] of Object.entries(state)) {
+    if (value === undefined) continue;
+    if (key.startsWith(APP_PREFIX)) scoped.app[key.slice(APP_PREFIX.length)] = value;
+    else if (key.startsWith(USER_PREFIX)) scoped.user[key.slice(USER_PREFIX.length)] = value;
+    else if (!key.startsWith(TEMP_PREFIX)) scoped.session[key] = value;
+  }
+  return scoped;
+}
+
+/** The delta as it is stored on the event: everything but `temp:` keys. */
+export function withoutTemp(state: JsonObject): JsonObject {
+  const kept: JsonObject = {};
+  for (const [key, value] of Object.entries(state)) {
+    if (!key.startsWith(TEMP_PREFIX)) kept[key] = value;
+  }
+  return kept;
+}
+
+export function hasTempKeys(state: JsonObject | undefined): boolean {
+  return state !== undefined && Object.keys(state).some((key) => key.startsWith(TEMP_PREFIX));
+}
+
+export function isEmpty(state: JsonObject): boolean {
+  for (const _ in state) return false;
+  return true;
+}
+
+/** What readers see: session keys as stored, app and user keys re-prefixed. */
+export function mergeState(session: JsonObject, app: JsonObject | null | undefined, user: JsonObject | null | undefined): JsonObject {
+  const merged: JsonObject = { ...session };
+  if (app) for (const [key, value] of Object.entries(app)) merged[APP_PREFIX + key] = value;
+  if (user) for (const [key, value] of Object.entries(user)) merged[USER_PREFIX + key] = value;
+  return merged;
+}

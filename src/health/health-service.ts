@@ -1,0 +1,78 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import {
+  type Health,
+  HealthCheckResponseSchema,
+  HealthListResponseSchema,
+  HealthCheckResponse_ServingStatus as Status,
+} from "../../gen/ts/grpc/health/v1/health_pb.js";
+
+/**
+ * Serving status per service name ("" is the whole server), as the standard
+ * grpc.health.v1 protocol reports it to load balancers and orchestrators.
+ */
+export class HealthRegistry {
+  readonly #statuses = new Map<string, Status>();
+  readonly #watchers = new Set<() => void>();
+
+  constructor(services: string[]) {
+    for (const name of ["", ...services]) this.#statuses.set(name, Status.SERVING);
+  }
+
+  get(service: string): Status | undefined {
+    return this.#statuses.get(service);
+  }
+
+  setAll(status: Status): void {
+    for (const name of this.#statuses.keys()) this.#statuses.set(name, status);
+    for (const wake of this.#watchers) wake();
+  }
+
+  entries(): [string, Status][] {
+    return [...this.#statuses];
+  }
+
+  /** Resolves on the next status change or when the signal aborts. */
+  changed(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.#watchers.delete(done);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      this.#watchers.add(done);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  get watcherCount(): number {
+    return this.#watchers.size;
+  }
+}
+
+export function healthServiceImpl(registry: HealthRegistry): ServiceImpl<typeof Health> {
+  return {
+    check(req) {
+      const status = registry.get(req.service);
+      if (status === undefined) throw new ConnectError(`unknown service "${req.service}"`, Code.NotFound);
+      return create(HealthCheckResponseSchema, { status });
+    },
+    list() {
+      const statuses = Object.fromEntries(
+        registry.entries().map(([name, status]) => [name, create(HealthCheckResponseSchema, { status })]),
+      );
+      return create(HealthListResponseSchema, { statuses });
+    },
+    async *watch(req, ctx) {
+      let last: Status | undefined;
+      while (!ctx.signal.aborted) {
+        const status = registry.get(req.service) ?? Status.SERVICE_UNKNOWN;
+        if (status !== last) {
+          last = status;
+          yield create(HealthCheckResponseSchema, { status });
+        }
+        await registry.changed(ctx.signal);
+      }
+    },
+  };
+}

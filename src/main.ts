@@ -1,0 +1,41 @@
+import { ConfigError, loadConfig } from "./config/config.js";
+import { createLogger } from "./log/logger.js";
+import { startServer } from "./server/server.js";
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env, process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  const server = await startServer(config, { logger });
+  let signals = 0;
+  const stop = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) {
+      logger.warn("second signal, exiting now", { signal });
+      process.exit(1);
+    }
+    logger.info("signal received", { signal });
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error("shutdown failed", { err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`sessionstore failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,142 @@
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { Event } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { type Session, SessionSchema } from "../../gen/ts/sessionstore/v1/session_pb.js";
+import {
+  AppendEventResponseSchema,
+  CreateSessionResponseSchema,
+  DeleteSessionResponseSchema,
+  GetSessionResponseSchema,
+  GetUserStateResponseSchema,
+  ListEventsRequest_Order,
+  ListEventsResponseSchema,
+  ListSessionsResponseSchema,
+  type SessionService,
+} from "../../gen/ts/sessionstore/v1/session_service_pb.js";
+import { mergeState, splitState, withoutTemp } from "../domain/state.js";
+import { nsToTimestamp, timestampToNs } from "../domain/time.js";
+import type { SessionKey, SessionStore, StoredSession } from "../storage/session-store.js";
+import { checkEvent } from "./event-rules.js";
+import { decodePageToken, encodePageToken, parseBigInt } from "./page-token.js";
+import { checkJson, checkTimestamp, invalid, pageSize, requireId } from "./validate.js";
+
+export function sessionServiceImpl(store: SessionStore): ServiceImpl<typeof SessionService> {
+  return {
+    async createSession(req) {
+      const appName = requireId("app_name", req.appName);
+      const userId = requireId("user_id", req.userId);
+      const sessionId = req.sessionId ? requireId("session_id", req.sessionId) : undefined;
+      checkJson("state", req.state, { forbidNul: true });
+      const stored = await store.createSession({ appName, userId, sessionId }, splitState(req.state));
+      return create(CreateSessionResponseSchema, { session: toSession(stored, []) });
+    },
+
+    async getSession(req) {
+      const key = sessionKey(req);
+      if (req.numRecentEvents !== undefined && req.numRecentEvents < 0) throw invalid("num_recent_events must not be negative");
+      const afterNs = req.afterTimestamp ? timestampToNs(checkTimestamp("after_timestamp", req.afterTimestamp)) : undefined;
+      const found = await store.getSession(key, { numRecent: req.numRecentEvents, afterNs });
+      if (!found) throw notFound(key);
+      return create(GetSessionResponseSchema, { session: toSession(found.session, found.events) });
+    },
+
+    async listSessions(req) {
+      const appName = requireId("app_name", req.appName);
+      const userId = req.userId === "" ? undefined : requireId("user_id", req.userId);
+      const limit = pageSize("page_size", req.pageSize);
+      const listing = ["ListSessions", appName, userId ?? ""];
+      let after: { updateTimeNs: bigint; id: string; userId: string } | undefined;
+      if (req.pageToken) {
+        const t = decodePageToken(req.pageToken, listing, ["t", "i", "u"] as const);
+        after = { updateTimeNs: parseBigInt(t.t), id: t.i, userId: t.u };
+      }
+      // One extra row tells whether another page exists.
+      const rows = await store.listSessions({ appName, userId, limit: limit + 1, after });
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      const nextPageToken =
+        rows.length > limit && last ? encodePageToken(listing, { t: last.updateTimeNs.toString(), i: last.id, u: last.userId }) : "";
+      return create(ListSessionsResponseSchema, { sessions: page.map((s) => toSession(s, [])), nextPageToken });
+    },
+
+    async deleteSession(req) {
+      await store.deleteSession(sessionKey(req));
+      return create(DeleteSessionResponseSchema, {});
+    },
+
+    async appendEvent(req) {
+      const key = sessionKey(req);
+      if (!req.event) throw invalid("event is required");
+      if (req.expectedRevision !== undefined && req.expectedRevision < 0n) throw invalid("expected_revision must not be negative");
+      const event = checkEvent(req.event);
+      if (event.partial) {
+        // Streaming chunks are never stored (ADK); the caller still learns
+        // whether the session exists.
+        if (!(await store.sessionExists(key))) throw notFound(key);
+        return create(AppendEventResponseSchema, { event, stored: false });
+      }
+      const delta = event.actions?.stateDelta;
+      if (event.actions && delta) event.actions.stateDelta = withoutTemp(delta);
+      const result = await store.appendEvent({
+        key,
+        event,
+        delta: splitState(delta),
+        expectedRevision: req.expectedRevision,
+      });
+      return create(AppendEventResponseSchema, {
+        event: result.event,
+        revision: result.revision,
+        lastUpdateTime: nsToTimestamp(result.updateTimeNs),
+        stored: true,
+        duplicate: result.duplicate,
+      });
+    },
+
+    async listEvents(req) {
+      const key = sessionKey(req);
+      const limit = pageSize("page_size", req.pageSize);
+      if (!(req.order in ListEventsRequest_Order)) throw invalid(`order ${req.order} is not a known value`);
+      const descending = req.order === ListEventsRequest_Order.DESCENDING;
+      const listing = ["ListEvents", key.appName, key.userId, key.sessionId, descending ? "desc" : "asc"];
+      const cursorSeq = req.pageToken ? parseBigInt(decodePageToken(req.pageToken, listing, ["s"] as const).s) : undefined;
+      const events = await store.listEvents({ key, limit: limit + 1, descending, cursorSeq });
+      if (!events) throw notFound(key);
+      const page = events.slice(0, limit);
+      const last = page[page.length - 1];
+      const nextPageToken = events.length > limit && last ? encodePageToken(listing, { s: last.seq.toString() }) : "";
+      return create(ListEventsResponseSchema, { events: page, nextPageToken });
+    },
+
+    async getUserState(req) {
+      const appName = requireId("app_name", req.appName);
+      const userId = requireId("user_id", req.userId);
+      return create(GetUserStateResponseSchema, { state: await store.getUserState(appName, userId) });
+    },
+  };
+}
+
+function sessionKey(req: { appName: string; userId: string; sessionId: string }): SessionKey {
+  return {
+    appName: requireId("app_name", req.appName),
+    userId: requireId("user_id", req.userId),
+    sessionId: requireId("session_id", req.sessionId),
+  };
+}
+
+function notFound(key: SessionKey): ConnectError {
+  return new ConnectError(`session "${key.sessionId}" not found for app "${key.appName}" and user "${key.userId}"`, Code.NotFound);
+}
+
+function toSession(stored: StoredSession, events: Event[]): Session {
+  const state: JsonObject = mergeState(stored.sessionState, stored.appState, stored.userState);
+  return create(SessionSchema, {
+    id: stored.id,
+    appName: stored.appName,
+    userId: stored.userId,
+    state,
+    events,
+    lastUpdateTime: nsToTimestamp(stored.updateTimeNs),
+    revision: stored.revision,
+    createTime: nsToTimestamp(stored.createTimeNs),
+  });
+}

@@ -1,0 +1,31 @@
+// SQLSTATE codes the service reacts to. Both drivers put them on `code`.
+export const PgCode = {
+  uniqueViolation: "23505",
+  serializationFailure: "40001",
+  deadlockDetected: "40P01",
+  untranslatableCharacter: "22P05",
+  invalidTextRepresentation: "22P02",
+  characterNotInRepertoire: "22021",
+  programLimitExceeded: "54000",
+  stackDepthExceeded: "54001",
+  tooManyConnections: "53300",
+  adminShutdown: "57P01",
+  cannotConnectNow: "57P03",
+  queryCanceled: "57014",
+} as const;
+
+export function sqlState(err: unknown): string | undefined {
+  if (typeof err === "object" && err !== null && "code" in err) {
+    const code = (err as { code: unknown }).code;
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  if (sqlState(err) !== PgCode.uniqueViolation) return false;
+  if (constraint === undefined) return true;
+  const actual = (err as { constraint?: unknown }).constraint;
+  // PGlite may not report the constraint name; the message names it too.
+  return actual === constraint || String((err as { message?: unknown }).message).includes(constraint);
+}

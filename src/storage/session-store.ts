@@ -1,0 +1,389 @@
+import { randomUUID } from "node:crypto";
+import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { type Kysely, sql, type Transaction } from "kysely";
+import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { isEmpty, type ScopedState } from "../domain/state.js";
+import { maxNs, nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
+import { isUniqueViolation } from "./pg-errors.js";
+import type { Database } from "./schema.js";
+
+export interface SessionKey {
+  appName: string;
+  userId: string;
+  sessionId: string;
+}
+
+/** A session row with its scoped state as stored (prefixes removed). */
+export interface StoredSession {
+  appName: string;
+  userId: string;
+  id: string;
+  sessionState: JsonObject;
+  appState: JsonObject;
+  userState: JsonObject;
+  revision: bigint;
+  createTimeNs: bigint;
+  updateTimeNs: bigint;
+}
+
+export interface EventWindow {
+  /** Undefined: all events. */
+  numRecent?: number | undefined;
+  /** Inclusive lower bound on the event timestamp. */
+  afterNs?: bigint | undefined;
+}
+
+export interface ListSessionsQuery {
+  appName: string;
+  /** Undefined: every user of the app. */
+  userId?: string | undefined;
+  limit: number;
+  /** Keyset position: the last session of the previous page. */
+  after?: { updateTimeNs: bigint; id: string; userId: string } | undefined;
+}
+
+export interface AppendInput {
+  key: SessionKey;
+  /** Validated; `id` may be empty, `timestamp` unset, the delta without `temp:` keys. */
+  event: Event;
+  delta: ScopedState;
+  expectedRevision?: bigint | undefined;
+}
+
+export interface AppendResult {
+  event: Event;
+  revision: bigint;
+  updateTimeNs: bigint;
+  duplicate: boolean;
+}
+
+export interface ListEventsQuery {
+  key: SessionKey;
+  limit: number;
+  descending: boolean;
+  /** Exclusive: continue after (ascending) or before (descending) this seq. */
+  cursorSeq?: bigint | undefined;
+}
+
+const notFound = (key: SessionKey) =>
+  new ConnectError(`session "${key.sessionId}" not found for app "${key.appName}" and user "${key.userId}"`, Code.NotFound);
+
+/**
+ * Every query of the service, written once for both backends: the embedded
+ * PGlite store and PostgreSQL run the same SQL.
+ */
+export class SessionStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async createSession(
+    key: { appName: string; userId: string; sessionId?: string | undefined },
+    initial: ScopedState,
+  ): Promise<StoredSession> {
+    const id = key.sessionId ?? randomUUID();
+    const now = nowNs();
+    return this.db.transaction().execute(async (trx) => {
+      // DO NOTHING (not an error) so a racing create waits for the winner and
+      // then sees no row, without aborting the transaction.
+      const inserted = await trx
+        .insertInto("sessions")
+        .values({
+          app_name: key.appName,
+          user_id: key.userId,
+          id,
+          state: JSON.stringify(initial.session),
+          create_time_ns: now,
+          update_time_ns: now,
+        })
+        .onConflict((oc) => oc.constraint("sessions_key").doNothing())
+        .returning(["revision"])
+        .executeTakeFirst();
+      if (!inserted) {
+        throw new ConnectError(`session "${id}" already exists for app "${key.appName}" and user "${key.userId}"`, Code.AlreadyExists);
+      }
+      const userState =
+        (await writeUserState(trx, key.appName, key.userId, initial.user, now)) ?? (await readUserState(trx, key.appName, key.userId));
+      const appState = (await writeAppState(trx, key.appName, initial.app, now)) ?? (await readAppState(trx, key.appName));
+      return {
+        appName: key.appName,
+        userId: key.userId,
+        id,
+        sessionState: initial.session,
+        appState,
+        userState,
+        revision: inserted.revision,
+        createTimeNs: now,
+        updateTimeNs: now,
+      };
+    });
+  }
+
+  async getSession(key: SessionKey, window: EventWindow): Promise<{ session: StoredSession; events: Event[] } | undefined> {
+    const row = await this.db
+      .selectFrom("sessions as s")
+      .leftJoin("app_states as a", "a.app_name", "s.app_name")
+      .leftJoin("user_states as u", (join) => join.onRef("u.app_name", "=", "s.app_name").onRef("u.user_id", "=", "s.user_id"))
+      .select([
+        "s.pk",
+        "s.app_name",
+        "s.user_id",
+        "s.id",
+        "s.state",
+        "s.revision",
+        "s.create_time_ns",
+        "s.update_time_ns",
+        "a.state as app_state",
+        "u.state as user_state",
+      ])
+      .where("s.app_name", "=", key.appName)
+      .where("s.user_id", "=", key.userId)
+      .where("s.id", "=", key.sessionId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const session = toStoredSession(row);
+    if (window.numRecent === 0 || row.revision === 0n) return { session, events: [] };
+
+    // Bounded by the revision read above, so the events match that state even
+    // when an append commits in between.
+    let query = this.db.selectFrom("events").select("body").where("session_pk", "=", row.pk).where("seq", "<=", row.revision);
+    if (window.afterNs !== undefined) query = query.where("timestamp_ns", ">=", window.afterNs);
+    let rows: { body: Uint8Array }[];
+    if (window.numRecent === undefined) {
+      rows = await query.orderBy("seq", "asc").execute();
+    } else {
+      rows = (await query.orderBy("seq", "desc").limit(window.numRecent).execute()).reverse();
+    }
+    return { session, events: rows.map((r) => decodeEvent(r.body)) };
+  }
+
+  async listSessions(q: ListSessionsQuery): Promise<StoredSession[]> {
+    let query = this.db
+      .selectFrom("sessions as s")
+      .leftJoin("user_states as u", (join) => join.onRef("u.app_name", "=", "s.app_name").onRef("u.user_id", "=", "s.user_id"))
+      .select(["s.app_name", "s.user_id", "s.id", "s.state", "s.revision", "s.create_time_ns", "s.update_time_ns", "u.state as user_state"])
+      .where("s.app_name", "=", q.appName);
+    if (q.userId !== undefined) {
+      query = query.where("s.user_id", "=", q.userId).orderBy("s.update_time_ns").orderBy("s.id");
+      if (q.after) query = query.where(sql<boolean>`(s.update_time_ns, s.id) > (${q.after.updateTimeNs}, ${q.after.id})`);
+    } else {
+      query = query.orderBy("s.update_time_ns").orderBy("s.id").orderBy("s.user_id");
+      if (q.after) {
+        query = query.where(
+          sql<boolean>`(s.update_time_ns, s.id, s.user_id) > (${q.after.updateTimeNs}, ${q.after.id}, ${q.after.userId})`,
+        );
+      }
+    }
+    const [rows, app] = await Promise.all([
+      query.limit(q.limit).execute(),
+      this.db.selectFrom("app_states").select("state").where("app_name", "=", q.appName).executeTakeFirst(),
+    ]);
+    return rows.map((row) => toStoredSession({ ...row, app_state: app?.state ?? null }));
+  }
+
+  /** True when a session was deleted. */
+  async deleteSession(key: SessionKey): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom("sessions")
+      .where("app_name", "=", key.appName)
+      .where("user_id", "=", key.userId)
+      .where("id", "=", key.sessionId)
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  /** True when the session exists (for partial events, which are not stored). */
+  async sessionExists(key: SessionKey): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("sessions")
+      .select("pk")
+      .where("app_name", "=", key.appName)
+      .where("user_id", "=", key.userId)
+      .where("id", "=", key.sessionId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async appendEvent(input: AppendInput): Promise<AppendResult> {
+    try {
+      return await this.#appendOnce(input);
+    } catch (err) {
+      // Two appends of one event id raced: the loser's duplicate check ran on
+      // a snapshot taken before the winner committed. Run again to return the
+      // stored event, as a sequential retry would.
+      if (isUniqueViolation(err, "events_event_id")) return await this.#appendOnce(input);
+      throw err;
+    }
+  }
+
+  async #appendOnce(input: AppendInput): Promise<AppendResult> {
+    const { key, delta } = input;
+    return this.db.transaction().execute(async (trx) => {
+      const eventId = input.event.id || randomUUID();
+      // One round trip locks the session row (serializing appends to it, which
+      // is what makes seq gapless) and looks for an earlier copy of the event.
+      const row = await trx
+        .selectFrom("sessions as s")
+        .select((eb) => [
+          "s.pk",
+          "s.revision",
+          "s.update_time_ns",
+          eb
+            .selectFrom("events as e")
+            .select("e.body")
+            .whereRef("e.session_pk", "=", "s.pk")
+            .where("e.event_id", "=", eventId)
+            .as("existing"),
+        ])
+        .where("s.app_name", "=", key.appName)
+        .where("s.user_id", "=", key.userId)
+        .where("s.id", "=", key.sessionId)
+        .forUpdate("s")
+        .executeTakeFirst();
+      if (!row) throw notFound(key);
+      if (row.existing) {
+        return { event: decodeEvent(row.existing), revision: row.revision, updateTimeNs: row.update_time_ns, duplicate: true };
+      }
+      if (input.expectedRevision !== undefined && input.expectedRevision !== row.revision) {
+        throw new ConnectError(
+          `session "${key.sessionId}" was modified in storage: expected revision ${input.expectedRevision}, current revision ${row.revision}; reload the session and retry`,
+          Code.Aborted,
+        );
+      }
+
+      const seq = row.revision + 1n;
+      const event = create(EventSchema, { ...input.event, id: eventId, seq });
+      let timestampNs: bigint;
+      if (event.timestamp) {
+        timestampNs = timestampToNs(event.timestamp);
+      } else {
+        // Never before the session's last update, so server times stay ordered.
+        timestampNs = maxNs(nowNs(), row.update_time_ns);
+        event.timestamp = nsToTimestamp(timestampNs);
+      }
+      const updateTimeNs = maxNs(timestampNs, row.update_time_ns);
+      const body = toBinary(EventSchema, event);
+
+      await trx
+        .updateTable("sessions")
+        .set({
+          revision: seq,
+          update_time_ns: updateTimeNs,
+          ...(isEmpty(delta.session) ? {} : { state: sql<string>`state || ${JSON.stringify(delta.session)}::jsonb` }),
+        })
+        .where("pk", "=", row.pk)
+        .execute();
+      await writeUserState(trx, key.appName, key.userId, delta.user, updateTimeNs);
+      await writeAppState(trx, key.appName, delta.app, updateTimeNs);
+      await trx.insertInto("events").values({ session_pk: row.pk, seq, event_id: eventId, timestamp_ns: timestampNs, body }).execute();
+      return { event, revision: seq, updateTimeNs, duplicate: false };
+    });
+  }
+
+  /** Undefined when the session does not exist. */
+  async listEvents(q: ListEventsQuery): Promise<Event[] | undefined> {
+    const session = await this.db
+      .selectFrom("sessions")
+      .select("pk")
+      .where("app_name", "=", q.key.appName)
+      .where("user_id", "=", q.key.userId)
+      .where("id", "=", q.key.sessionId)
+      .executeTakeFirst();
+    if (!session) return undefined;
+    let query = this.db.selectFrom("events").select("body").where("session_pk", "=", session.pk);
+    if (q.cursorSeq !== undefined) query = query.where("seq", q.descending ? "<" : ">", q.cursorSeq);
+    const rows = await query
+      .orderBy("seq", q.descending ? "desc" : "asc")
+      .limit(q.limit)
+      .execute();
+    return rows.map((r) => decodeEvent(r.body));
+  }
+
+  async getUserState(appName: string, userId: string): Promise<JsonObject> {
+    return readUserState(this.db, appName, userId);
+  }
+}
+
+// `||` replaces whole top-level values and keeps JSON null: ADK's delta rules.
+// ON CONFLICT makes the first write of a scope race-free (ADK #4954).
+// Both return the scope's new state, or undefined when the delta is empty and
+// nothing was written.
+async function writeUserState(
+  trx: Transaction<Database>,
+  appName: string,
+  userId: string,
+  delta: JsonObject,
+  now: bigint,
+): Promise<JsonObject | undefined> {
+  if (isEmpty(delta)) return undefined;
+  const row = await trx
+    .insertInto("user_states")
+    .values({ app_name: appName, user_id: userId, state: JSON.stringify(delta), update_time_ns: now })
+    .onConflict((oc) =>
+      oc.columns(["app_name", "user_id"]).doUpdateSet({
+        state: sql<string>`user_states.state || excluded.state`,
+        update_time_ns: sql<bigint>`excluded.update_time_ns`,
+      }),
+    )
+    .returning("state")
+    .executeTakeFirstOrThrow();
+  return row.state as JsonObject;
+}
+
+async function writeAppState(trx: Transaction<Database>, appName: string, delta: JsonObject, now: bigint): Promise<JsonObject | undefined> {
+  if (isEmpty(delta)) return undefined;
+  const row = await trx
+    .insertInto("app_states")
+    .values({ app_name: appName, state: JSON.stringify(delta), update_time_ns: now })
+    .onConflict((oc) =>
+      oc.column("app_name").doUpdateSet({
+        state: sql<string>`app_states.state || excluded.state`,
+        update_time_ns: sql<bigint>`excluded.update_time_ns`,
+      }),
+    )
+    .returning("state")
+    .executeTakeFirstOrThrow();
+  return row.state as JsonObject;
+}
+
+async function readUserState(db: Kysely<Database>, appName: string, userId: string): Promise<JsonObject> {
+  const row = await db
+    .selectFrom("user_states")
+    .select("state")
+    .where("app_name", "=", appName)
+    .where("user_id", "=", userId)
+    .executeTakeFirst();
+  return (row?.state as JsonObject | undefined) ?? {};
+}
+
+async function readAppState(db: Kysely<Database>, appName: string): Promise<JsonObject> {
+  const row = await db.selectFrom("app_states").select("state").where("app_name", "=", appName).executeTakeFirst();
+  return (row?.state as JsonObject | undefined) ?? {};
+}
+
+function decodeEvent(body: Uint8Array): Event {
+  return fromBinary(EventSchema, body);
+}
+
+function toStoredSession(row: {
+  app_name: string;
+  user_id: string;
+  id: string;
+  state: unknown;
+  revision: bigint;
+  create_time_ns: bigint;
+  update_time_ns: bigint;
+  app_state: unknown;
+  user_state: unknown;
+}): StoredSession {
+  return {
+    appName: row.app_name,
+    userId: row.user_id,
+    id: row.id,
+    sessionState: row.state as JsonObject,
+    appState: (row.app_state as JsonObject | null) ?? {},
+    userState: (row.user_state as JsonObject | null) ?? {},
+    revision: row.revision,
+    createTimeNs: row.create_time_ns,
+    updateTimeNs: row.update_time_ns,
+  };
+}
