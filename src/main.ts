@@ -1,11 +1,18 @@
-import { ConfigError, loadConfig } from "./config/config.js";
+import { ConfigError, loadConfig, usage } from "./config/config.js";
 import { createLogger } from "./log/logger.js";
 import { startServer } from "./server/server.js";
 
 async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  // Help that was asked for is output, not an error: stdout and exit 0, so
+  // `sessionstore --help | less` and `&&` chains work.
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(`${usage()}\n`);
+    return;
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
-    config = loadConfig(process.env, process.argv.slice(2));
+    config = loadConfig(process.env, argv);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

@@ -13,6 +13,12 @@ export interface Config {
   /** Largest request or response message, in bytes. */
   maxMessageBytes: number;
   logLevel: Level;
+  /** Heartbeat interval of idle StreamEvents tails, unless the request sets one. */
+  heartbeatMs: number;
+  /** Events one tail may hold in memory before it re-reads from the table. */
+  tailBuffer: number;
+  /** How often the live feed looks for new rows even without a notification. */
+  feedPollMs: number;
 }
 
 interface Option {
@@ -67,6 +73,27 @@ const options: Option[] = [
     parse: integer("SESSIONSTORE_MAX_MESSAGE_BYTES", 1024, 1 << 30),
     help: "largest message accepted or sent",
   },
+  {
+    env: "SESSIONSTORE_HEARTBEAT_MS",
+    flag: "--heartbeat-ms",
+    key: "heartbeatMs",
+    parse: integer("SESSIONSTORE_HEARTBEAT_MS", 50, 300_000),
+    help: "default heartbeat of idle tails",
+  },
+  {
+    env: "SESSIONSTORE_TAIL_BUFFER",
+    flag: "--tail-buffer",
+    key: "tailBuffer",
+    parse: integer("SESSIONSTORE_TAIL_BUFFER", 1, 1_000_000),
+    help: "events a slow tail may buffer",
+  },
+  {
+    env: "SESSIONSTORE_FEED_POLL_MS",
+    flag: "--feed-poll-ms",
+    key: "feedPollMs",
+    parse: integer("SESSIONSTORE_FEED_POLL_MS", 10, 60_000),
+    help: "live feed safety-net poll",
+  },
   { env: "SESSIONSTORE_LOG_LEVEL", flag: "--log-level", key: "logLevel", parse: logLevel, help: "debug, info, warn or error" },
 ];
 
@@ -79,6 +106,9 @@ export const defaults: Config = {
   shutdownGraceMs: 10_000,
   maxMessageBytes: 16 * 1024 * 1024,
   logLevel: "info",
+  heartbeatMs: 15_000,
+  tailBuffer: 1000,
+  feedPollMs: 1000,
 };
 
 export class ConfigError extends Error {}

@@ -14,6 +14,7 @@ import {
 export class HealthRegistry {
   readonly #statuses = new Map<string, Status>();
   readonly #watchers = new Set<() => void>();
+  #final = false;
 
   constructor(services: string[]) {
     for (const name of ["", ...services]) this.#statuses.set(name, Status.SERVING);
@@ -24,8 +25,23 @@ export class HealthRegistry {
   }
 
   setAll(status: Status): void {
+    if (this.#final) return;
     for (const name of this.#statuses.keys()) this.#statuses.set(name, status);
     for (const wake of this.#watchers) wake();
+  }
+
+  /**
+   * NOT_SERVING for good: the server is going away. Watch streams report it
+   * and then end, so they do not hold the shutdown open until the grace
+   * period cuts them.
+   */
+  shutdown(): void {
+    this.setAll(Status.NOT_SERVING);
+    this.#final = true;
+  }
+
+  get final(): boolean {
+    return this.#final;
   }
 
   entries(): [string, Status][] {
@@ -71,6 +87,7 @@ export function healthServiceImpl(registry: HealthRegistry): ServiceImpl<typeof 
           last = status;
           yield create(HealthCheckResponseSchema, { status });
         }
+        if (registry.final) return;
         await registry.changed(ctx.signal);
       }
     },

@@ -1,37 +1,43 @@
 import { createHash } from "node:crypto";
 import { invalid } from "./validate.js";
 
-// Page tokens are opaque to clients: base64url JSON holding the keyset
-// position plus a fingerprint of the query, so a token cannot be replayed
-// against a different listing.
+// Page tokens and stream cursors are opaque to clients: base64url JSON
+// holding a position plus a fingerprint of the query, so a token cannot be
+// replayed against a different listing or scope.
 
-export function encodePageToken(query: readonly string[], position: Record<string, string>): string {
+export function encodeToken(query: readonly string[], position: Record<string, string>): string {
   return Buffer.from(JSON.stringify({ q: fingerprint(query), ...position })).toString("base64url");
 }
 
-/** The position fields of a token, or INVALID_ARGUMENT. */
-export function decodePageToken<K extends string>(token: string, query: readonly string[], keys: readonly K[]): Record<K, string> {
+/** The position fields of a token, or INVALID_ARGUMENT naming `field`. */
+export function decodeToken<K extends string>(
+  field: string,
+  token: string,
+  query: readonly string[],
+  keys: readonly K[],
+): Record<K, string> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
   } catch {
-    throw invalid("page_token is malformed; pass next_page_token from the previous response unchanged");
+    throw invalid(`${field} is malformed; pass the value the server returned unchanged`);
   }
-  if (typeof parsed !== "object" || parsed === null) throw invalid("page_token is malformed");
+  if (typeof parsed !== "object" || parsed === null) throw invalid(`${field} is malformed`);
   const record = parsed as Record<string, unknown>;
-  if (record.q !== fingerprint(query))
-    throw invalid("page_token belongs to a different listing; keep the other request fields unchanged between pages");
+  if (record.q !== fingerprint(query)) {
+    throw invalid(`${field} belongs to a different listing or scope; keep the other request fields unchanged`);
+  }
   const out = {} as Record<K, string>;
   for (const key of keys) {
     const value = record[key];
-    if (typeof value !== "string") throw invalid("page_token is malformed");
+    if (typeof value !== "string") throw invalid(`${field} is malformed`);
     out[key] = value;
   }
   return out;
 }
 
-export function parseBigInt(value: string): bigint {
-  if (!/^-?\d{1,20}$/.test(value)) throw invalid("page_token is malformed");
+export function parseBigInt(field: string, value: string): bigint {
+  if (!/^-?\d{1,20}$/.test(value)) throw invalid(`${field} is malformed`);
   return BigInt(value);
 }
 

@@ -16,11 +16,13 @@ import {
 import { mergeState, splitState, withoutTemp } from "../domain/state.js";
 import { nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { SessionKey, SessionStore, StoredSession } from "../storage/session-store.js";
+import type { StreamHub } from "../stream/hub.js";
 import { checkEvent } from "./event-rules.js";
-import { decodePageToken, encodePageToken, parseBigInt } from "./page-token.js";
+import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
+import { type StreamSettings, streamEventsImpl } from "./stream-events.js";
 import { checkJson, checkTimestamp, invalid, pageSize, requireId } from "./validate.js";
 
-export function sessionServiceImpl(store: SessionStore): ServiceImpl<typeof SessionService> {
+export function sessionServiceImpl(store: SessionStore, hub: StreamHub, streams: StreamSettings): ServiceImpl<typeof SessionService> {
   return {
     async createSession(req) {
       const appName = requireId("app_name", req.appName);
@@ -47,20 +49,21 @@ export function sessionServiceImpl(store: SessionStore): ServiceImpl<typeof Sess
       const listing = ["ListSessions", appName, userId ?? ""];
       let after: { updateTimeNs: bigint; id: string; userId: string } | undefined;
       if (req.pageToken) {
-        const t = decodePageToken(req.pageToken, listing, ["t", "i", "u"] as const);
-        after = { updateTimeNs: parseBigInt(t.t), id: t.i, userId: t.u };
+        const t = decodeToken("page_token", req.pageToken, listing, ["t", "i", "u"] as const);
+        after = { updateTimeNs: parseBigInt("page_token", t.t), id: t.i, userId: t.u };
       }
       // One extra row tells whether another page exists.
       const rows = await store.listSessions({ appName, userId, limit: limit + 1, after });
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       const nextPageToken =
-        rows.length > limit && last ? encodePageToken(listing, { t: last.updateTimeNs.toString(), i: last.id, u: last.userId }) : "";
+        rows.length > limit && last ? encodeToken(listing, { t: last.updateTimeNs.toString(), i: last.id, u: last.userId }) : "";
       return create(ListSessionsResponseSchema, { sessions: page.map((s) => toSession(s, [])), nextPageToken });
     },
 
     async deleteSession(req) {
-      await store.deleteSession(sessionKey(req));
+      const deleted = await store.deleteSession(sessionKey(req));
+      if (deleted !== undefined) hub.deleted(deleted);
       return create(DeleteSessionResponseSchema, {});
     },
 
@@ -72,7 +75,7 @@ export function sessionServiceImpl(store: SessionStore): ServiceImpl<typeof Sess
       if (event.partial) {
         // Streaming chunks are never stored (ADK); the caller still learns
         // whether the session exists.
-        if (!(await store.sessionExists(key))) throw notFound(key);
+        if ((await store.sessionPk(key)) === undefined) throw notFound(key);
         return create(AppendEventResponseSchema, { event, stored: false });
       }
       const delta = event.actions?.stateDelta;
@@ -83,6 +86,7 @@ export function sessionServiceImpl(store: SessionStore): ServiceImpl<typeof Sess
         delta: splitState(delta),
         expectedRevision: req.expectedRevision,
       });
+      if (!result.duplicate) hub.appended();
       return create(AppendEventResponseSchema, {
         event: result.event,
         revision: result.revision,
@@ -98,12 +102,14 @@ export function sessionServiceImpl(store: SessionStore): ServiceImpl<typeof Sess
       if (!(req.order in ListEventsRequest_Order)) throw invalid(`order ${req.order} is not a known value`);
       const descending = req.order === ListEventsRequest_Order.DESCENDING;
       const listing = ["ListEvents", key.appName, key.userId, key.sessionId, descending ? "desc" : "asc"];
-      const cursorSeq = req.pageToken ? parseBigInt(decodePageToken(req.pageToken, listing, ["s"] as const).s) : undefined;
+      const cursorSeq = req.pageToken
+        ? parseBigInt("page_token", decodeToken("page_token", req.pageToken, listing, ["s"] as const).s)
+        : undefined;
       const events = await store.listEvents({ key, limit: limit + 1, descending, cursorSeq });
       if (!events) throw notFound(key);
       const page = events.slice(0, limit);
       const last = page[page.length - 1];
-      const nextPageToken = events.length > limit && last ? encodePageToken(listing, { s: last.seq.toString() }) : "";
+      const nextPageToken = events.length > limit && last ? encodeToken(listing, { s: last.seq.toString() }) : "";
       return create(ListEventsResponseSchema, { events: page, nextPageToken });
     },
 
@@ -112,6 +118,8 @@ export function sessionServiceImpl(store: SessionStore): ServiceImpl<typeof Sess
       const userId = requireId("user_id", req.userId);
       return create(GetUserStateResponseSchema, { state: await store.getUserState(appName, userId) });
     },
+
+    streamEvents: streamEventsImpl(store, hub, streams),
   };
 }
 

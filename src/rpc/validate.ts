@@ -8,7 +8,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 export const MAX_ID_LENGTH = 128;
 export const MAX_NAME_LENGTH = 256;
 export const MAX_BRANCH_LENGTH = 1024;
-export const MAX_JSON_DEPTH = 64;
+export const MAX_JSON_DEPTH = 32;
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 

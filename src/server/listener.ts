@@ -11,25 +11,73 @@ export interface Listener {
   net: net.Server;
   h2: http2.Http2Server;
   h1: http.Server;
-  /** Open HTTP/2 sessions, so shutdown can send GOAWAY to each. */
-  sessions: Set<http2.ServerHttp2Session>;
+  /** Requests (HTTP/1.1) and streams (HTTP/2) whose response has not finished. */
+  readonly activeRequests: number;
+  /**
+   * Stops accepting, closes idle connections at once and every other one as
+   * soon as its last response has finished. Resolves when no connection is left.
+   */
+  drain(): Promise<void>;
+  /** Cuts every remaining connection, finished or not. */
+  destroy(): void;
 }
 
 /**
  * One cleartext port for gRPC (HTTP/2) and for browsers (HTTP/1.1, where
  * gRPC-Web and Connect work too). Node's h2c server cannot take HTTP/1.1, so
  * the first bytes of each connection decide which server gets it.
+ *
+ * The connections are tracked here rather than by the two HTTP servers:
+ * neither ever listens, and http.Server only tracks connections (for
+ * closeIdleConnections) once it does.
  */
-export function createListener(handler: Handler): Listener {
-  const h2 = http2.createServer({}, handler);
-  const h1 = http.createServer(handler);
+export function createListener(handler: Handler, maxMessageBytes = 16 * 1024 * 1024): Listener {
+  let activeRequests = 0;
+  let draining = false;
+  /** Accepted, but too few bytes yet to tell HTTP/2 from HTTP/1.1. */
+  const undecided = new Set<net.Socket>();
+  /** HTTP/1.1 connections and their unfinished responses. */
+  const h1Sockets = new Map<net.Socket, Set<http.ServerResponse>>();
   const sessions = new Set<http2.ServerHttp2Session>();
+
+  const track: Handler = (req, res) => {
+    activeRequests++;
+    res.once("close", () => {
+      activeRequests--;
+    });
+    handler(req, res);
+  };
+  // Node refuses a session (ENHANCE_YOUR_CALM) that buffers more than
+  // maxSessionMemory MiB, 10 by default: a message at the size limit must fit
+  // so it can be refused with RESOURCE_EXHAUSTED instead.
+  const maxSessionMemory = Math.max(10, Math.ceil((2 * maxMessageBytes) / (1024 * 1024)));
+  const h2 = http2.createServer({ maxSessionMemory }, track);
+  const h1 = http.createServer((req, res) => {
+    const socket = req.socket;
+    const open = h1Sockets.get(socket);
+    open?.add(res);
+    // Tells the client not to reuse the connection; Node then closes it
+    // after this response instead of keeping it alive.
+    if (draining) res.setHeader("connection", "close");
+    res.once("close", () => {
+      if (!open) return;
+      open.delete(res);
+      // A response whose headers went out before the drain began (a stream)
+      // left the connection keep-alive, which would hold the shutdown open
+      // for a next request that must not come. end() still delivers it.
+      if (draining && open.size === 0) socket.end(() => socket.destroy());
+    });
+    track(req, res);
+  });
   h2.on("session", (session) => {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
   });
+
   const server = net.createServer((socket) => {
     socket.once("error", () => socket.destroy());
+    undecided.add(socket);
+    socket.once("close", () => undecided.delete(socket));
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
@@ -37,6 +85,7 @@ export function createListener(handler: Handler): Listener {
       const isH2 = head.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
       // Undecided until the preface is complete or has diverged.
       if (isH2 && head.length < H2_PREFACE.length) return;
+      undecided.delete(socket);
       socket.off("data", onData);
       socket.pause();
       socket.unshift(head);
@@ -46,11 +95,44 @@ export function createListener(handler: Handler): Listener {
         // flow them out to no listener.
         h2.emit("connection", socket);
       } else {
+        h1Sockets.set(socket, new Set());
+        socket.once("close", () => h1Sockets.delete(socket));
         h1.emit("connection", socket);
         socket.resume();
       }
     };
     socket.on("data", onData);
   });
-  return { net: server, h2, h1, sessions };
+
+  let drained: Promise<void> | undefined;
+  return {
+    net: server,
+    h2,
+    h1,
+    get activeRequests() {
+      return activeRequests;
+    },
+    drain() {
+      drained ??= new Promise<void>((resolve) => {
+        draining = true;
+        // The callback runs once the last connection has closed.
+        server.close(() => resolve());
+        // Nothing was asked on these yet, so nothing is lost.
+        for (const socket of undecided) socket.destroy();
+        // GOAWAY: open streams finish, then Node closes the session by itself
+        // (at once when it has none).
+        for (const session of sessions) session.close();
+        for (const [socket, open] of h1Sockets) {
+          if (open.size === 0) socket.destroy();
+          for (const res of open) if (!res.headersSent) res.setHeader("connection", "close");
+        }
+      });
+      return drained;
+    },
+    destroy() {
+      for (const socket of undecided) socket.destroy();
+      for (const session of sessions) session.destroy();
+      for (const socket of h1Sockets.keys()) socket.destroy();
+    },
+  };
 }

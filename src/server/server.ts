@@ -1,8 +1,8 @@
 import type { AddressInfo } from "node:net";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { file_grpc_health_v1_health, Health, HealthCheckResponse_ServingStatus } from "../../gen/ts/grpc/health/v1/health_pb.js";
+import { file_grpc_health_v1_health, Health } from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { file_grpc_reflection_v1_reflection, ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
 import { file_sessionstore_v1_event } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { file_sessionstore_v1_session } from "../../gen/ts/sessionstore/v1/session_pb.js";
@@ -12,9 +12,11 @@ import { HealthRegistry, healthServiceImpl } from "../health/health-service.js";
 import type { Logger } from "../log/logger.js";
 import { reflectionServiceImpl } from "../reflection/reflection-service.js";
 import { errorInterceptor } from "../rpc/errors.js";
+import { reclassifyParseErrors } from "../rpc/parse-errors.js";
 import { sessionServiceImpl } from "../rpc/session-service.js";
 import { type OpenDatabase, openDatabase } from "../storage/database.js";
 import { SessionStore } from "../storage/session-store.js";
+import { StreamHub } from "../stream/hub.js";
 import { createListener } from "./listener.js";
 
 export interface RunningServer {
@@ -25,6 +27,7 @@ export interface RunningServer {
   database: OpenDatabase;
   store: SessionStore;
   health: HealthRegistry;
+  streams: StreamHub;
   /** Stops accepting, lets in-flight calls finish (up to the grace period), closes the database. */
   close(): Promise<void>;
 }
@@ -34,6 +37,9 @@ export interface StartOptions {
   /** An already open database (tests); otherwise one is opened from the config. */
   database?: OpenDatabase;
 }
+
+/** How long cancelled calls get to send their status once the grace period is over. */
+const CANCEL_FLUSH_MS = 1000;
 
 const files = [
   file_google_protobuf_struct,
@@ -50,37 +56,38 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const database =
     options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.poolSize }));
   const store = new SessionStore(database.db);
+  const streams = new StreamHub(database, logger, {
+    listenUrl: database.backend === "postgres" ? database.url : undefined,
+    feedBatch: 500,
+    feedPollMs: config.feedPollMs,
+  });
+  try {
+    await streams.start();
+  } catch (err) {
+    if (!options.database) await database.close();
+    throw err;
+  }
   const health = new HealthRegistry([SessionService.typeName]);
   const serviceNames = [SessionService.typeName, Health.typeName, ServerReflection.typeName];
 
   const shutdown = new AbortController();
-  let inFlight = 0;
-  let idle: (() => void) | undefined;
   const handler = connectNodeAdapter({
     routes: (router: ConnectRouter) => {
-      router.service(SessionService, sessionServiceImpl(store));
+      router.service(
+        SessionService,
+        sessionServiceImpl(store, streams, { defaultHeartbeatMs: config.heartbeatMs, tailCapacity: config.tailBuffer, readBatch: 500 }),
+      );
       router.service(Health, healthServiceImpl(health));
       router.service(ServerReflection, reflectionServiceImpl(files, serviceNames));
+      reclassifyParseErrors(router);
     },
-    interceptors: [
-      errorInterceptor(logger),
-      (next) => async (req) => {
-        inFlight++;
-        try {
-          return await next(req);
-        } finally {
-          // Streams count until their response is fully produced.
-          inFlight--;
-          if (inFlight === 0) idle?.();
-        }
-      },
-    ],
+    interceptors: [errorInterceptor(logger), refuseAbandoned],
     readMaxBytes: config.maxMessageBytes,
     writeMaxBytes: config.maxMessageBytes,
     shutdownSignal: shutdown.signal,
   });
 
-  const listener = createListener(handler);
+  const listener = createListener(handler, config.maxMessageBytes);
   await new Promise<void>((resolve, reject) => {
     listener.net.once("error", reject);
     listener.net.listen(config.port, config.host, () => {
@@ -92,33 +99,58 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   logger.info("sessionstore listening", { url: `http://${host}:${address.port}`, database: database.description });
 
+  // In-flight calls are counted per HTTP request and stream, not in an
+  // interceptor: interceptors run only once a unary request's body has been
+  // read, and return before a stream's last message.
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      logger.info("shutting down", { inFlight });
-      health.setAll(HealthCheckResponse_ServingStatus.NOT_SERVING);
-      const stopped = new Promise<void>((resolve) => listener.net.close(() => resolve()));
-      // GOAWAY lets clients finish their open streams and go elsewhere for new ones.
-      for (const session of listener.sessions) session.close();
-      listener.h1.closeIdleConnections();
-      if (inFlight > 0) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, config.shutdownGraceMs);
-          idle = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+      logger.info("shutting down", { inFlight: listener.activeRequests });
+      // Watch streams report NOT_SERVING and end, so load balancers move on.
+      health.shutdown();
+      // Tails never finish by themselves: end them now with UNAVAILABLE, and
+      // their clients resume from their last cursor on another replica.
+      streams.stopTails();
+      // Idle connections close now, busy ones after their last response.
+      const drained = listener.drain();
+      if (!(await settlesWithin(drained, config.shutdownGraceMs))) {
+        logger.warn("grace period over, cancelling calls", { inFlight: listener.activeRequests });
+        shutdown.abort(new ConnectError("server shutting down", Code.Unavailable));
+        // A cancelled call still owes its client a status; a client that does
+        // not read it must not hold the process.
+        if (!(await settlesWithin(drained, CANCEL_FLUSH_MS))) listener.destroy();
+        await drained;
       }
-      shutdown.abort(new ConnectError("server shutting down", Code.Unavailable));
-      for (const session of listener.sessions) session.destroy();
-      listener.h1.closeAllConnections();
-      await stopped;
+      await streams.close();
       if (!options.database) await database.close();
       logger.info("stopped");
     })();
     return closing;
   };
 
-  return { host, port: address.port, url: `http://${host}:${address.port}`, database, store, health, close };
+  return { host, port: address.port, url: `http://${host}:${address.port}`, database, store, health, streams, close };
+}
+
+/**
+ * A call whose deadline ran out (grpc-js sends `grpc-timeout: 0m` for a
+ * deadline already past) or whose client left before its handler started
+ * does nothing: handlers do not watch the signal, so such a write would
+ * otherwise be stored although the client was told it failed.
+ */
+const refuseAbandoned: Interceptor = (next) => (req) => {
+  if (req.signal.aborted) throw ConnectError.from(req.signal.reason, Code.Canceled);
+  return next(req);
+};
+
+/** Whether `promise` settles within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -14,6 +14,8 @@ export interface OpenDatabase {
   backend: Backend;
   /** What to print at start: the URL without its password, or the folder. */
   description: string;
+  /** The Postgres URL, for connections outside the pool (LISTEN). */
+  url?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -56,7 +58,7 @@ function openPostgres(url: string, poolSize: number): OpenDatabase {
   // A broken idle connection must not crash the process; the pool replaces it.
   pool.on("error", () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, backend: "postgres", description: redactUrl(url), close: () => db.destroy() };
+  return { db, backend: "postgres", description: redactUrl(url), url, close: () => db.destroy() };
 }
 
 async function openPGlite(options: OpenOptions): Promise<OpenDatabase> {

@@ -22,6 +22,12 @@ export interface EventsTable {
   timestamp_ns: bigint;
   /** The whole `sessionstore.v1.Event`, protobuf binary, as returned to readers. */
   body: Uint8Array;
+  /** Global position, for ordering within one transaction. */
+  pos: Generated<bigint>;
+  /** The writing transaction (xid8), as text. */
+  tx: Generated<string>;
+  app_name: string;
+  user_id: string;
 }
 
 export interface AppStatesTable {

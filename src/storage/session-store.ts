@@ -5,6 +5,7 @@ import { type Kysely, sql, type Transaction } from "kysely";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { isEmpty, type ScopedState } from "../domain/state.js";
 import { maxNs, nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
+import { DELETED_CHANNEL } from "./channels.js";
 import { isUniqueViolation } from "./pg-errors.js";
 import type { Database } from "./schema.js";
 
@@ -143,16 +144,8 @@ export class SessionStore {
     const session = toStoredSession(row);
     if (window.numRecent === 0 || row.revision === 0n) return { session, events: [] };
 
-    // Bounded by the revision read above, so the events match that state even
-    // when an append commits in between.
-    let query = this.db.selectFrom("events").select("body").where("session_pk", "=", row.pk).where("seq", "<=", row.revision);
-    if (window.afterNs !== undefined) query = query.where("timestamp_ns", ">=", window.afterNs);
-    let rows: { body: Uint8Array }[];
-    if (window.numRecent === undefined) {
-      rows = await query.orderBy("seq", "asc").execute();
-    } else {
-      rows = (await query.orderBy("seq", "desc").limit(window.numRecent).execute()).reverse();
-    }
+    const rows = await windowQuery(this.db, row.pk, row.revision, window).execute();
+    if (window.numRecent !== undefined) rows.reverse();
     return { session, events: rows.map((r) => decodeEvent(r.body)) };
   }
 
@@ -180,19 +173,21 @@ export class SessionStore {
     return rows.map((row) => toStoredSession({ ...row, app_state: app?.state ?? null }));
   }
 
-  /** True when a session was deleted. */
-  async deleteSession(key: SessionKey): Promise<boolean> {
-    const result = await this.db
-      .deleteFrom("sessions")
-      .where("app_name", "=", key.appName)
-      .where("user_id", "=", key.userId)
-      .where("id", "=", key.sessionId)
-      .executeTakeFirst();
-    return result.numDeletedRows > 0n;
+  /**
+   * The deleted session's primary key, or undefined when there was none. The
+   * same statement tells other replicas, so their tails of it end.
+   */
+  async deleteSession(key: SessionKey): Promise<bigint | undefined> {
+    const { rows } = await sql<{ pk: bigint }>`
+      WITH d AS (
+        DELETE FROM sessions WHERE app_name = ${key.appName} AND user_id = ${key.userId} AND id = ${key.sessionId} RETURNING pk
+      )
+      SELECT pk, pg_notify(${DELETED_CHANNEL}, pk::text)::text AS notified FROM d`.execute(this.db);
+    return rows[0]?.pk;
   }
 
-  /** True when the session exists (for partial events, which are not stored). */
-  async sessionExists(key: SessionKey): Promise<boolean> {
+  /** The session's primary key, or undefined when it does not exist. */
+  async sessionPk(key: SessionKey): Promise<bigint | undefined> {
     const row = await this.db
       .selectFrom("sessions")
       .select("pk")
@@ -200,7 +195,7 @@ export class SessionStore {
       .where("user_id", "=", key.userId)
       .where("id", "=", key.sessionId)
       .executeTakeFirst();
-    return row !== undefined;
+    return row?.pk;
   }
 
   async appendEvent(input: AppendInput): Promise<AppendResult> {
@@ -219,11 +214,19 @@ export class SessionStore {
     const { key, delta } = input;
     return this.db.transaction().execute(async (trx) => {
       const eventId = input.event.id || randomUUID();
-      // One round trip locks the session row (serializing appends to it, which
-      // is what makes seq gapless) and looks for an earlier copy of the event.
+      // One round trip serializes appends to the session (which is what makes
+      // seq gapless) and looks for an earlier copy of the event.
+      //
+      // The advisory lock is taken first, in the select list, which runs
+      // before the row lock: waiting for it assigns no transaction id, while
+      // waiting for a row lock on a row another transaction updated does.
+      // So an append gets its transaction id only after the previous append
+      // to the session committed, and transaction-id order is seq order in
+      // every session: what live tails across sessions rely on.
       const row = await trx
         .selectFrom("sessions as s")
         .select((eb) => [
+          sql<string>`pg_advisory_xact_lock(hashtextextended('sessionstore.session.' || s.pk, 0))::text`.as("serialized"),
           "s.pk",
           "s.revision",
           "s.update_time_ns",
@@ -274,7 +277,10 @@ export class SessionStore {
         .execute();
       await writeUserState(trx, key.appName, key.userId, delta.user, updateTimeNs);
       await writeAppState(trx, key.appName, delta.app, updateTimeNs);
-      await trx.insertInto("events").values({ session_pk: row.pk, seq, event_id: eventId, timestamp_ns: timestampNs, body }).execute();
+      await trx
+        .insertInto("events")
+        .values({ session_pk: row.pk, seq, event_id: eventId, timestamp_ns: timestampNs, body, app_name: key.appName, user_id: key.userId })
+        .execute();
       return { event, revision: seq, updateTimeNs, duplicate: false };
     });
   }
@@ -301,6 +307,19 @@ export class SessionStore {
   async getUserState(appName: string, userId: string): Promise<JsonObject> {
     return readUserState(this.db, appName, userId);
   }
+}
+
+/**
+ * The events of a GetSession window. It reads only the rows it returns: the
+ * N most recent walk the primary key backwards from the revision, a time
+ * bound starts at its place in events_by_time. Bounded by the revision read
+ * with the session, so the events match that state even when an append
+ * commits in between. The N most recent come newest first.
+ */
+export function windowQuery(db: Kysely<Database>, sessionPk: bigint, revision: bigint, window: EventWindow) {
+  let query = db.selectFrom("events").select("body").where("session_pk", "=", sessionPk).where("seq", "<=", revision);
+  if (window.afterNs !== undefined) query = query.where("timestamp_ns", ">=", window.afterNs);
+  return window.numRecent === undefined ? query.orderBy("seq", "asc") : query.orderBy("seq", "desc").limit(window.numRecent);
 }
 
 // `||` replaces whole top-level values and keeps JSON null: ADK's delta rules.

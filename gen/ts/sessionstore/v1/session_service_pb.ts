@@ -4,8 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Empty, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_empty, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Event } from "./event_pb.js";
 import { file_sessionstore_v1_event } from "./event_pb.js";
 import type { Session } from "./session_pb.js";
@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sessionstore/v1/session_service.proto.
  */
 export const file_sessionstore_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CiVzZXNzaW9uc3RvcmUvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEg9zZXNzaW9uc3RvcmUudjEiiQEKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFwoKc2Vzc2lvbl9pZBgDIAEoCUgAiAEBEiYKBXN0YXRlGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEINCgtfc2Vzc2lvbl9pZCJCChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25zdG9yZS52MS5TZXNzaW9uIrUBChFHZXRTZXNzaW9uUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSHgoRbnVtX3JlY2VudF9ldmVudHMYBCABKAVIAIgBARIzCg9hZnRlcl90aW1lc3RhbXAYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhQKEl9udW1fcmVjZW50X2V2ZW50cyI/ChJHZXRTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25zdG9yZS52MS5TZXNzaW9uIl8KE0xpc3RTZXNzaW9uc1JlcXVlc3QSEAoIYXBwX25hbWUYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJbChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIqCghzZXNzaW9ucxgBIAMoCzIYLnNlc3Npb25zdG9yZS52MS5TZXNzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJNChREZWxldGVTZXNzaW9uUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkiFwoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlIqgBChJBcHBlbmRFdmVudFJlcXVlc3QSEAoIYXBwX25hbWUYASABKAkSDwoHdXNlcl9pZBgCIAEoCRISCgpzZXNzaW9uX2lkGAMgASgJEiUKBWV2ZW50GAQgASgLMhYuc2Vzc2lvbnN0b3JlLnYxLkV2ZW50Eh4KEWV4cGVjdGVkX3JldmlzaW9uGAUgASgDSACIAQFCFAoSX2V4cGVjdGVkX3JldmlzaW9uIqcBChNBcHBlbmRFdmVudFJlc3BvbnNlEiUKBWV2ZW50GAEgASgLMhYuc2Vzc2lvbnN0b3JlLnYxLkV2ZW50EhAKCHJldmlzaW9uGAIgASgDEjQKEGxhc3RfdXBkYXRlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0b3JlZBgEIAEoCBIRCglkdXBsaWNhdGUYBSABKAgi9QEKEUxpc3RFdmVudHNSZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEgoKc2Vzc2lvbl9pZBgDIAEoCRIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRI3CgVvcmRlchgGIAEoDjIoLnNlc3Npb25zdG9yZS52MS5MaXN0RXZlbnRzUmVxdWVzdC5PcmRlciJJCgVPcmRlchIVChFPUkRFUl9VTlNQRUNJRklFRBAAEhMKD09SREVSX0FTQ0VORElORxABEhQKEE9SREVSX0RFU0NFTkRJTkcQAiJVChJMaXN0RXZlbnRzUmVzcG9uc2USJgoGZXZlbnRzGAEgAygLMhYuc2Vzc2lvbnN0b3JlLnYxLkV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI4ChNHZXRVc2VyU3RhdGVSZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB3VzZXJfaWQYAiABKAkiPgoUR2V0VXNlclN0YXRlUmVzcG9uc2USJgoFc3RhdGUYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0MpIFCg5TZXNzaW9uU2VydmljZRJeCg1DcmVhdGVTZXNzaW9uEiUuc2Vzc2lvbnN0b3JlLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiYuc2Vzc2lvbnN0b3JlLnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZRJVCgpHZXRTZXNzaW9uEiIuc2Vzc2lvbnN0b3JlLnYxLkdldFNlc3Npb25SZXF1ZXN0GiMuc2Vzc2lvbnN0b3JlLnYxLkdldFNlc3Npb25SZXNwb25zZRJbCgxMaXN0U2Vzc2lvbnMSJC5zZXNzaW9uc3RvcmUudjEuTGlzdFNlc3Npb25zUmVxdWVzdBolLnNlc3Npb25zdG9yZS52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJeCg1EZWxldGVTZXNzaW9uEiUuc2Vzc2lvbnN0b3JlLnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiYuc2Vzc2lvbnN0b3JlLnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZRJYCgtBcHBlbmRFdmVudBIjLnNlc3Npb25zdG9yZS52MS5BcHBlbmRFdmVudFJlcXVlc3QaJC5zZXNzaW9uc3RvcmUudjEuQXBwZW5kRXZlbnRSZXNwb25zZRJVCgpMaXN0RXZlbnRzEiIuc2Vzc2lvbnN0b3JlLnYxLkxpc3RFdmVudHNSZXF1ZXN0GiMuc2Vzc2lvbnN0b3JlLnYxLkxpc3RFdmVudHNSZXNwb25zZRJbCgxHZXRVc2VyU3RhdGUSJC5zZXNzaW9uc3RvcmUudjEuR2V0VXNlclN0YXRlUmVxdWVzdBolLnNlc3Npb25zdG9yZS52MS5HZXRVc2VyU3RhdGVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessionstore_v1_event, file_sessionstore_v1_session]);
+  fileDesc("CiVzZXNzaW9uc3RvcmUvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEg9zZXNzaW9uc3RvcmUudjEiiQEKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSFwoKc2Vzc2lvbl9pZBgDIAEoCUgAiAEBEiYKBXN0YXRlGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEINCgtfc2Vzc2lvbl9pZCJCChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25zdG9yZS52MS5TZXNzaW9uIrUBChFHZXRTZXNzaW9uUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSHgoRbnVtX3JlY2VudF9ldmVudHMYBCABKAVIAIgBARIzCg9hZnRlcl90aW1lc3RhbXAYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhQKEl9udW1fcmVjZW50X2V2ZW50cyI/ChJHZXRTZXNzaW9uUmVzcG9uc2USKQoHc2Vzc2lvbhgBIAEoCzIYLnNlc3Npb25zdG9yZS52MS5TZXNzaW9uIl8KE0xpc3RTZXNzaW9uc1JlcXVlc3QSEAoIYXBwX25hbWUYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJbChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIqCghzZXNzaW9ucxgBIAMoCzIYLnNlc3Npb25zdG9yZS52MS5TZXNzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJNChREZWxldGVTZXNzaW9uUmVxdWVzdBIQCghhcHBfbmFtZRgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkiFwoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlIqgBChJBcHBlbmRFdmVudFJlcXVlc3QSEAoIYXBwX25hbWUYASABKAkSDwoHdXNlcl9pZBgCIAEoCRISCgpzZXNzaW9uX2lkGAMgASgJEiUKBWV2ZW50GAQgASgLMhYuc2Vzc2lvbnN0b3JlLnYxLkV2ZW50Eh4KEWV4cGVjdGVkX3JldmlzaW9uGAUgASgDSACIAQFCFAoSX2V4cGVjdGVkX3JldmlzaW9uIqcBChNBcHBlbmRFdmVudFJlc3BvbnNlEiUKBWV2ZW50GAEgASgLMhYuc2Vzc2lvbnN0b3JlLnYxLkV2ZW50EhAKCHJldmlzaW9uGAIgASgDEjQKEGxhc3RfdXBkYXRlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0b3JlZBgEIAEoCBIRCglkdXBsaWNhdGUYBSABKAgi9QEKEUxpc3RFdmVudHNSZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEgoKc2Vzc2lvbl9pZBgDIAEoCRIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRI3CgVvcmRlchgGIAEoDjIoLnNlc3Npb25zdG9yZS52MS5MaXN0RXZlbnRzUmVxdWVzdC5PcmRlciJJCgVPcmRlchIVChFPUkRFUl9VTlNQRUNJRklFRBAAEhMKD09SREVSX0FTQ0VORElORxABEhQKEE9SREVSX0RFU0NFTkRJTkcQAiJVChJMaXN0RXZlbnRzUmVzcG9uc2USJgoGZXZlbnRzGAEgAygLMhYuc2Vzc2lvbnN0b3JlLnYxLkV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI4ChNHZXRVc2VyU3RhdGVSZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB3VzZXJfaWQYAiABKAkiPgoUR2V0VXNlclN0YXRlUmVzcG9uc2USJgoFc3RhdGUYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0It8BChNTdHJlYW1FdmVudHNSZXF1ZXN0EhAKCGFwcF9uYW1lGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEgoKc2Vzc2lvbl9pZBgDIAEoCRITCglhZnRlcl9zZXEYBCABKANIABIQCgZjdXJzb3IYBSABKAlIABIqCghmcm9tX25vdxgGIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eUgAEjUKEmhlYXJ0YmVhdF9pbnRlcnZhbBgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIHCgVzdGFydCKwAQoUU3RyZWFtRXZlbnRzUmVzcG9uc2USLwoFZXZlbnQYASABKAsyHi5zZXNzaW9uc3RvcmUudjEuU3RyZWFtZWRFdmVudEgAEi4KCWNhdWdodF91cBgCIAEoCzIZLnNlc3Npb25zdG9yZS52MS5DYXVnaHRVcEgAEi8KCWhlYXJ0YmVhdBgDIAEoCzIaLnNlc3Npb25zdG9yZS52MS5IZWFydGJlYXRIAEIGCgRraW5kIn0KDVN0cmVhbWVkRXZlbnQSEAoIYXBwX25hbWUYASABKAkSDwoHdXNlcl9pZBgCIAEoCRISCgpzZXNzaW9uX2lkGAMgASgJEiUKBWV2ZW50GAQgASgLMhYuc2Vzc2lvbnN0b3JlLnYxLkV2ZW50Eg4KBmN1cnNvchgFIAEoCSIaCghDYXVnaHRVcBIOCgZjdXJzb3IYASABKAkiRQoJSGVhcnRiZWF0Eg4KBmN1cnNvchgBIAEoCRIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDLxBQoOU2Vzc2lvblNlcnZpY2USXgoNQ3JlYXRlU2Vzc2lvbhIlLnNlc3Npb25zdG9yZS52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBomLnNlc3Npb25zdG9yZS52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2USVQoKR2V0U2Vzc2lvbhIiLnNlc3Npb25zdG9yZS52MS5HZXRTZXNzaW9uUmVxdWVzdBojLnNlc3Npb25zdG9yZS52MS5HZXRTZXNzaW9uUmVzcG9uc2USWwoMTGlzdFNlc3Npb25zEiQuc2Vzc2lvbnN0b3JlLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaJS5zZXNzaW9uc3RvcmUudjEuTGlzdFNlc3Npb25zUmVzcG9uc2USXgoNRGVsZXRlU2Vzc2lvbhIlLnNlc3Npb25zdG9yZS52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBomLnNlc3Npb25zdG9yZS52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USWAoLQXBwZW5kRXZlbnQSIy5zZXNzaW9uc3RvcmUudjEuQXBwZW5kRXZlbnRSZXF1ZXN0GiQuc2Vzc2lvbnN0b3JlLnYxLkFwcGVuZEV2ZW50UmVzcG9uc2USVQoKTGlzdEV2ZW50cxIiLnNlc3Npb25zdG9yZS52MS5MaXN0RXZlbnRzUmVxdWVzdBojLnNlc3Npb25zdG9yZS52MS5MaXN0RXZlbnRzUmVzcG9uc2USWwoMR2V0VXNlclN0YXRlEiQuc2Vzc2lvbnN0b3JlLnYxLkdldFVzZXJTdGF0ZVJlcXVlc3QaJS5zZXNzaW9uc3RvcmUudjEuR2V0VXNlclN0YXRlUmVzcG9uc2USXQoMU3RyZWFtRXZlbnRzEiQuc2Vzc2lvbnN0b3JlLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaJS5zZXNzaW9uc3RvcmUudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_empty, file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessionstore_v1_event, file_sessionstore_v1_session]);
 
 /**
  * @generated from message sessionstore.v1.CreateSessionRequest
@@ -460,6 +460,199 @@ export const GetUserStateResponseSchema: GenMessage<GetUserStateResponse> = /*@_
   messageDesc(file_sessionstore_v1_session_service, 13);
 
 /**
+ * @generated from message sessionstore.v1.StreamEventsRequest
+ */
+export type StreamEventsRequest = Message<"sessionstore.v1.StreamEventsRequest"> & {
+  /**
+   * @generated from field: string app_name = 1;
+   */
+  appName: string;
+
+  /**
+   * Empty: every user of the app (session_id must be empty too).
+   *
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * Empty: every session of the user (or of the app).
+   *
+   * @generated from field: string session_id = 3;
+   */
+  sessionId: string;
+
+  /**
+   * Where to start. Unset: from the beginning of the scope's history.
+   *
+   * @generated from oneof sessionstore.v1.StreamEventsRequest.start
+   */
+  start: {
+    /**
+     * One session only: deliver events with seq > after_seq (0 = all).
+     *
+     * @generated from field: int64 after_seq = 4;
+     */
+    value: bigint;
+    case: "afterSeq";
+  } | {
+    /**
+     * Resume after the event (or heartbeat, or caught_up) that carried this
+     * cursor. Cursors belong to one scope.
+     *
+     * @generated from field: string cursor = 5;
+     */
+    value: string;
+    case: "cursor";
+  } | {
+    /**
+     * Live only: nothing stored before the call.
+     *
+     * @generated from field: google.protobuf.Empty from_now = 6;
+     */
+    value: Empty;
+    case: "fromNow";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * Heartbeats on an idle stream. Unset: the server default (15 s). From
+   * 50 ms to 5 minutes.
+   *
+   * @generated from field: google.protobuf.Duration heartbeat_interval = 7;
+   */
+  heartbeatInterval?: Duration | undefined;
+};
+
+/**
+ * Describes the message sessionstore.v1.StreamEventsRequest.
+ * Use `create(StreamEventsRequestSchema)` to create a new message.
+ */
+export const StreamEventsRequestSchema: GenMessage<StreamEventsRequest> = /*@__PURE__*/
+  messageDesc(file_sessionstore_v1_session_service, 14);
+
+/**
+ * @generated from message sessionstore.v1.StreamEventsResponse
+ */
+export type StreamEventsResponse = Message<"sessionstore.v1.StreamEventsResponse"> & {
+  /**
+   * @generated from oneof sessionstore.v1.StreamEventsResponse.kind
+   */
+  kind: {
+    /**
+     * @generated from field: sessionstore.v1.StreamedEvent event = 1;
+     */
+    value: StreamedEvent;
+    case: "event";
+  } | {
+    /**
+     * @generated from field: sessionstore.v1.CaughtUp caught_up = 2;
+     */
+    value: CaughtUp;
+    case: "caughtUp";
+  } | {
+    /**
+     * @generated from field: sessionstore.v1.Heartbeat heartbeat = 3;
+     */
+    value: Heartbeat;
+    case: "heartbeat";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message sessionstore.v1.StreamEventsResponse.
+ * Use `create(StreamEventsResponseSchema)` to create a new message.
+ */
+export const StreamEventsResponseSchema: GenMessage<StreamEventsResponse> = /*@__PURE__*/
+  messageDesc(file_sessionstore_v1_session_service, 15);
+
+/**
+ * A stored event and where it belongs.
+ *
+ * @generated from message sessionstore.v1.StreamedEvent
+ */
+export type StreamedEvent = Message<"sessionstore.v1.StreamedEvent"> & {
+  /**
+   * @generated from field: string app_name = 1;
+   */
+  appName: string;
+
+  /**
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string session_id = 3;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: sessionstore.v1.Event event = 4;
+   */
+  event?: Event | undefined;
+
+  /**
+   * Pass back as StreamEventsRequest.cursor to resume after this event.
+   *
+   * @generated from field: string cursor = 5;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message sessionstore.v1.StreamedEvent.
+ * Use `create(StreamedEventSchema)` to create a new message.
+ */
+export const StreamedEventSchema: GenMessage<StreamedEvent> = /*@__PURE__*/
+  messageDesc(file_sessionstore_v1_session_service, 16);
+
+/**
+ * Every stored event up to here has been delivered; live events follow.
+ *
+ * @generated from message sessionstore.v1.CaughtUp
+ */
+export type CaughtUp = Message<"sessionstore.v1.CaughtUp"> & {
+  /**
+   * @generated from field: string cursor = 1;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message sessionstore.v1.CaughtUp.
+ * Use `create(CaughtUpSchema)` to create a new message.
+ */
+export const CaughtUpSchema: GenMessage<CaughtUp> = /*@__PURE__*/
+  messageDesc(file_sessionstore_v1_session_service, 17);
+
+/**
+ * The stream is alive and idle.
+ *
+ * @generated from message sessionstore.v1.Heartbeat
+ */
+export type Heartbeat = Message<"sessionstore.v1.Heartbeat"> & {
+  /**
+   * A position at or after the last delivered event: resuming from it
+   * delivers nothing twice.
+   *
+   * @generated from field: string cursor = 1;
+   */
+  cursor: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp time = 2;
+   */
+  time?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message sessionstore.v1.Heartbeat.
+ * Use `create(HeartbeatSchema)` to create a new message.
+ */
+export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
+  messageDesc(file_sessionstore_v1_session_service, 18);
+
+/**
  * Stores agent conversations with Google ADK's session semantics.
  *
  * Every session is addressed by (app_name, user_id, session_id). A session
@@ -537,6 +730,18 @@ export const SessionService: GenService<{
     methodKind: "unary";
     input: typeof GetUserStateRequestSchema;
     output: typeof GetUserStateResponseSchema;
+  },
+  /**
+   * Tails events as they are stored: history from a start position, then a
+   * `caught_up` marker, then live events, with no gap and no duplicate.
+   * Scopes: one session, all sessions of a user, or all sessions of an app.
+   *
+   * @generated from rpc sessionstore.v1.SessionService.StreamEvents
+   */
+  streamEvents: {
+    methodKind: "server_streaming";
+    input: typeof StreamEventsRequestSchema;
+    output: typeof StreamEventsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sessionstore_v1_session_service, 0);

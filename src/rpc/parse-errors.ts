@@ -1,0 +1,90 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
+
+// Connect reports a request body that does not decode as protobuf (random
+// bytes, or nesting past the decoder's depth limit) as INTERNAL, which
+// blames the server for the client's input. A caller must be able to tell
+// "fix your request" from "our bug", so such answers are re-labelled
+// INVALID_ARGUMENT here, for each protocol's own encoding of the status.
+// JSON bodies that do not parse are already INVALID_ARGUMENT.
+
+const PARSE_FAILURE = /^parse binary/;
+
+export function reclassifyParseErrors(router: ConnectRouter): void {
+  const handlers = router.handlers as UniversalHandler[];
+  for (let i = 0; i < handlers.length; i++) {
+    const original = handlers[i] as UniversalHandler;
+    const wrapped = Object.assign(async (req: Parameters<UniversalHandler>[0]) => rewrite(await original(req)), original);
+    handlers[i] = wrapped;
+  }
+}
+
+async function rewrite(res: UniversalServerResponse): Promise<UniversalServerResponse> {
+  // gRPC: the status is in the trailers, filled in before the (empty) body ends.
+  const trailer = res.trailer;
+  if (trailer?.get("grpc-status") === "13" && PARSE_FAILURE.test(decodeURIComponent(trailer.get("grpc-message") ?? ""))) {
+    trailer.set("grpc-status", "3");
+    return res;
+  }
+  const type = res.header?.get("content-type") ?? "";
+  // Connect unary: HTTP 500 with a JSON error body.
+  if (res.status === 500 && type.startsWith("application/json") && res.body) {
+    const bytes = await collect(res.body);
+    const error = safeJson(bytes);
+    if (error?.code === "internal" && PARSE_FAILURE.test(String(error.message))) {
+      const header = new Headers(res.header);
+      header.delete("content-length");
+      return { ...res, status: 400, header, body: once(new TextEncoder().encode(JSON.stringify({ ...error, code: "invalid_argument" }))) };
+    }
+    return { ...res, body: once(bytes) };
+  }
+  // gRPC-Web: the status is in a trailer frame inside the body.
+  if (type.startsWith("application/grpc-web") && res.body && Symbol.asyncIterator in res.body) {
+    const it = res.body[Symbol.asyncIterator]();
+    const first = await it.next();
+    if (first.done) return { ...res, body: once() };
+    const chunk = first.value;
+    const rest = { [Symbol.asyncIterator]: () => it };
+    if ((chunk[0] ?? 0) & 0x80) {
+      const text = new TextDecoder().decode(chunk.subarray(5));
+      if (/grpc-status: ?13\r\n/.test(text) && /grpc-message: ?parse(%20| )binary/.test(text)) {
+        return { ...res, body: prepend(frame(text.replace(/grpc-status: ?13\r\n/, "grpc-status: 3\r\n")), rest) };
+      }
+    }
+    return { ...res, body: prepend(chunk, rest) };
+  }
+  return res;
+}
+
+function frame(text: string): Uint8Array {
+  const payload = new TextEncoder().encode(text);
+  const out = new Uint8Array(5 + payload.length);
+  out[0] = 0x80;
+  new DataView(out.buffer).setUint32(1, payload.length);
+  out.set(payload, 5);
+  return out;
+}
+
+async function collect(body: AsyncIterable<Uint8Array> | Uint8Array): Promise<Uint8Array> {
+  if (body instanceof Uint8Array) return body;
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+function safeJson(bytes: Uint8Array): { code?: unknown; message?: unknown } | undefined {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes)) as { code?: unknown; message?: unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+async function* once(...chunks: Uint8Array[]): AsyncIterable<Uint8Array> {
+  yield* chunks;
+}
+
+async function* prepend(first: Uint8Array, rest: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  yield first;
+  yield* rest;
+}

@@ -1,0 +1,118 @@
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { durationMs } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import {
+  type StreamEventsRequest,
+  type StreamEventsResponse,
+  StreamEventsResponseSchema,
+} from "../../gen/ts/sessionstore/v1/session_service_pb.js";
+import { nowNs, nsToTimestamp } from "../domain/time.js";
+import type { LoggedEvent } from "../storage/event-log.js";
+import type { SessionStore } from "../storage/session-store.js";
+import type { StreamHub } from "../stream/hub.js";
+import { type LogPosition, ORIGIN } from "../stream/position.js";
+import { type TailItem, type TailOptions, tailScope, tailSession } from "../stream/tail.js";
+import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
+import { invalid, requireId } from "./validate.js";
+
+export interface StreamSettings {
+  defaultHeartbeatMs: number;
+  /** Events one tail may hold in memory before it re-reads from the table. */
+  tailCapacity: number;
+  /** Rows per catch-up read. */
+  readBatch: number;
+}
+
+const MIN_HEARTBEAT_MS = 50;
+const MAX_HEARTBEAT_MS = 5 * 60_000;
+
+export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: StreamSettings) {
+  return async function* streamEvents(req: StreamEventsRequest, ctx: HandlerContext): AsyncGenerator<StreamEventsResponse> {
+    const appName = requireId("app_name", req.appName);
+    const userId = req.userId === "" ? undefined : requireId("user_id", req.userId);
+    const sessionId = req.sessionId === "" ? undefined : requireId("session_id", req.sessionId);
+    if (sessionId !== undefined && userId === undefined) throw invalid("session_id needs user_id: a session belongs to one user");
+    const scopeKey = ["StreamEvents", appName, userId ?? "", sessionId ?? ""];
+    const options: TailOptions = {
+      heartbeatMs: heartbeat(req, settings.defaultHeartbeatMs),
+      // HandlerContext.signal also fires when the call completes normally.
+      signal: AbortSignal.any([ctx.signal, hub.stopping]),
+      capacity: settings.tailCapacity,
+      batch: settings.readBatch,
+    };
+    const start = req.start;
+
+    if (sessionId !== undefined && userId !== undefined) {
+      let from: bigint | "now" = 0n;
+      if (start.case === "afterSeq") {
+        if (start.value < 0n) throw invalid("after_seq must not be negative");
+        from = start.value;
+      } else if (start.case === "cursor") {
+        from = parseBigInt("cursor", decodeToken("cursor", start.value, scopeKey, ["s"] as const).s);
+      } else if (start.case === "fromNow") {
+        from = "now";
+      }
+      const key = { appName, userId, sessionId };
+      const sessionPk = await store.sessionPk(key);
+      if (sessionPk === undefined) {
+        throw new ConnectError(`session "${sessionId}" not found for app "${appName}" and user "${userId}"`, Code.NotFound);
+      }
+      const cursor = (seq: bigint) => encodeToken(scopeKey, { s: seq.toString() });
+      for await (const item of tailSession({ ...key, sessionPk }, from, hub.tailDeps, options)) yield respond(item, cursor);
+      throwIfStopping(hub);
+      return;
+    }
+
+    if (start.case === "afterSeq") throw invalid("after_seq is for one session; use cursor for a user's or an app's sessions");
+    let from: LogPosition | "now" = ORIGIN;
+    if (start.case === "cursor") {
+      const t = decodeToken("cursor", start.value, scopeKey, ["t", "p"] as const);
+      from = { tx: parseBigInt("cursor", t.t), pos: parseBigInt("cursor", t.p) };
+    } else if (start.case === "fromNow") {
+      from = "now";
+    }
+    const cursor = (p: LogPosition) => encodeToken(scopeKey, { t: p.tx.toString(), p: p.pos.toString() });
+    for await (const item of tailScope({ appName, userId }, from, hub.tailDeps, options)) yield respond(item, cursor);
+    throwIfStopping(hub);
+  };
+}
+
+function throwIfStopping(hub: StreamHub): void {
+  if (hub.stopping.aborted) {
+    throw new ConnectError("server shutting down; resume from the last cursor received", Code.Unavailable);
+  }
+}
+
+function heartbeat(req: StreamEventsRequest, fallbackMs: number): number {
+  if (!req.heartbeatInterval) return fallbackMs;
+  const ms = durationMs(req.heartbeatInterval);
+  if (!(ms >= MIN_HEARTBEAT_MS && ms <= MAX_HEARTBEAT_MS)) {
+    throw invalid(`heartbeat_interval must be from ${MIN_HEARTBEAT_MS} ms to ${MAX_HEARTBEAT_MS / 60_000} minutes`);
+  }
+  return ms;
+}
+
+function respond<P>(item: TailItem<P>, cursor: (position: P) => string): StreamEventsResponse {
+  switch (item.kind) {
+    case "event":
+      return create(StreamEventsResponseSchema, { kind: { case: "event", value: streamed(item.event, cursor(item.position)) } });
+    case "caughtUp":
+      return create(StreamEventsResponseSchema, { kind: { case: "caughtUp", value: { cursor: cursor(item.position) } } });
+    case "heartbeat":
+      return create(StreamEventsResponseSchema, {
+        kind: { case: "heartbeat", value: { cursor: cursor(item.position), time: nsToTimestamp(nowNs()) } },
+      });
+  }
+}
+
+function streamed(event: LoggedEvent, cursor: string) {
+  return {
+    appName: event.appName,
+    userId: event.userId,
+    sessionId: event.sessionId,
+    event: fromBinary(EventSchema, event.body),
+    cursor,
+  };
+}

@@ -1,0 +1,125 @@
+import { type Kysely, sql } from "kysely";
+import { belowWatermark, type LogPosition } from "../stream/position.js";
+import type { Database } from "./schema.js";
+
+/** A stored event as tails read it. */
+export interface LoggedEvent {
+  sessionPk: bigint;
+  appName: string;
+  userId: string;
+  sessionId: string;
+  seq: bigint;
+  position: LogPosition;
+  body: Uint8Array;
+}
+
+/** Which sessions a wide read covers. No appName: every app (the process-wide feed). */
+export interface ScopeFilter {
+  appName?: string | undefined;
+  userId?: string | undefined;
+}
+
+export interface ScopeRead {
+  events: LoggedEvent[];
+  /** Every event of the scope up to here has been returned (when fewer than `limit` came back). */
+  reached: LogPosition;
+  /** Some committed rows sit above the watermark, waiting for an older transaction to end. */
+  pending: boolean;
+}
+
+interface Row {
+  session_pk: bigint | null;
+  seq: bigint | null;
+  pos: bigint | null;
+  tx: string | null;
+  body: Uint8Array | null;
+  app_name: string | null;
+  user_id: string | null;
+  session_id: string | null;
+  xmin: string;
+  pending: boolean;
+}
+
+/** The reads behind StreamEvents. Same SQL on PostgreSQL and PGlite. */
+export class EventLog {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Events of one session with seq > afterSeq, in seq order. */
+  async readSession(sessionPk: bigint, afterSeq: bigint, limit: number): Promise<LoggedEvent[]> {
+    const rows = await this.db
+      .selectFrom("events as e")
+      .innerJoin("sessions as s", "s.pk", "e.session_pk")
+      .select(["e.session_pk", "e.seq", "e.pos", "e.tx", "e.body", "s.app_name", "s.user_id", "s.id as session_id"])
+      .where("e.session_pk", "=", sessionPk)
+      .where("e.seq", ">", afterSeq)
+      .orderBy("e.seq")
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      sessionPk: r.session_pk,
+      appName: r.app_name,
+      userId: r.user_id,
+      sessionId: r.session_id,
+      seq: r.seq,
+      position: { tx: BigInt(r.tx), pos: r.pos },
+      body: r.body,
+    }));
+  }
+
+  /**
+   * Events of a scope after `after`, in (tx, pos) order, only below the
+   * watermark taken from this statement's own snapshot, so that what comes
+   * back is final: nothing can later appear before the last row returned.
+   */
+  async readScope(filter: ScopeFilter, after: LogPosition, limit: number): Promise<ScopeRead> {
+    const scope = [
+      filter.appName === undefined ? sql`` : sql`AND e.app_name = ${filter.appName}`,
+      filter.userId === undefined ? sql`` : sql`AND e.user_id = ${filter.userId}`,
+    ];
+    const { rows } = await sql<Row>`
+      WITH w AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+      r AS (
+        SELECT e.session_pk, e.seq, e.pos, e.tx, e.body, s.app_name, s.user_id, s.id AS session_id
+        FROM events e JOIN sessions s ON s.pk = e.session_pk, w
+        WHERE (e.tx, e.pos) > (${after.tx.toString()}::xid8, ${after.pos})
+          AND e.tx < w.xmin ${scope[0]} ${scope[1]}
+        ORDER BY e.tx, e.pos
+        LIMIT ${limit}
+      )
+      SELECT r.session_pk, r.seq, r.pos, r.tx::text AS tx, r.body, r.app_name, r.user_id, r.session_id,
+             w.xmin::text AS xmin,
+             EXISTS (SELECT 1 FROM events p WHERE p.tx >= w.xmin) AS pending
+      FROM w LEFT JOIN r ON true
+      ORDER BY r.tx, r.pos`.execute(this.db);
+    const first = rows[0];
+    if (!first) throw new Error("watermark query returned no row");
+    const events: LoggedEvent[] = [];
+    for (const r of rows) {
+      if (r.session_pk === null) continue;
+      events.push({
+        sessionPk: r.session_pk,
+        appName: r.app_name as string,
+        userId: r.user_id as string,
+        sessionId: r.session_id as string,
+        seq: r.seq as bigint,
+        position: { tx: BigInt(r.tx as string), pos: r.pos as bigint },
+        body: r.body as Uint8Array,
+      });
+    }
+    const last = events[events.length - 1];
+    const reached = events.length < limit || !last ? belowWatermark(BigInt(first.xmin)) : last.position;
+    return { events, reached, pending: first.pending };
+  }
+
+  /** A session's highest seq (its revision), where a live-only session tail starts. */
+  async lastSeq(sessionPk: bigint): Promise<bigint> {
+    const row = await this.db.selectFrom("sessions").select("revision").where("pk", "=", sessionPk).executeTakeFirst();
+    return row?.revision ?? 0n;
+  }
+
+  /** The position a live-only tail starts from. */
+  async now(): Promise<LogPosition> {
+    const { rows } = await sql<{ xmin: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`.execute(this.db);
+    return belowWatermark(BigInt(rows[0]?.xmin ?? "1"));
+  }
+}

@@ -1,0 +1,222 @@
+import type { Logger } from "../log/logger.js";
+import type { EventLog, LoggedEvent } from "../storage/event-log.js";
+import { compare, type LogPosition } from "./position.js";
+
+/** What a tail asks the feed for. */
+export interface FeedFilter {
+  appName: string;
+  userId?: string | undefined;
+  sessionPk?: bigint | undefined;
+}
+
+/** The feed's side of one tail. Calls arrive in log order. */
+export interface FeedSubscriber {
+  readonly filter: FeedFilter;
+  /** A committed event of the subscriber's scope. */
+  push(event: LoggedEvent): void;
+  /** Everything up to `position` has been pushed. */
+  progress(position: LogPosition): void;
+  /** Notifications may have been lost: re-read from the table. */
+  reset(): void;
+  /** The subscribed session was deleted. */
+  deleted(): void;
+}
+
+export interface FeedOptions {
+  /** Rows per read. */
+  batch: number;
+  /** Safety net: read at least this often while anyone listens (a replica may die between commit and NOTIFY). */
+  pollMs: number;
+}
+
+/**
+ * One reader per process for every live tail. Woken by local appends and by
+ * NOTIFY from other replicas, it reads new rows from the table once, in log
+ * order, and hands each to the tails whose scope it matches. Tails never
+ * query per notification, so a thousand of them cost one read per wake.
+ */
+export class EventFeed {
+  readonly #log: EventLog;
+  readonly #logger: Logger;
+  readonly #options: FeedOptions;
+  readonly #bySession = new Map<bigint, Set<FeedSubscriber>>();
+  readonly #byUser = new Map<string, Set<FeedSubscriber>>();
+  readonly #byApp = new Map<string, Set<FeedSubscriber>>();
+  #count = 0;
+  #position: LogPosition | undefined;
+  #starting: Promise<void> | undefined;
+  #running = false;
+  #dirty = false;
+  #retryMs = 0;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(log: EventLog, logger: Logger, options: FeedOptions) {
+    this.#log = log;
+    this.#logger = logger;
+    this.#options = options;
+  }
+
+  get subscriberCount(): number {
+    return this.#count;
+  }
+
+  /** Timers the feed holds; zero when nobody listens. */
+  get timerCount(): number {
+    return (this.#retryTimer ? 1 : 0) + (this.#pollTimer ? 1 : 0);
+  }
+
+  /**
+   * Registers a tail. From the moment this resolves, every event committed
+   * later than the feed's position reaches the subscriber; the tail reads
+   * what came before from the table.
+   */
+  async subscribe(subscriber: FeedSubscriber): Promise<() => void> {
+    if (this.#count === 0 && !this.#position) {
+      // Nobody was listening: start from now instead of replaying a backlog
+      // no one needs. The new tail's own catch-up covers what lies before.
+      this.#starting ??= this.#log.now().then(
+        (position) => {
+          this.#position ??= position;
+          this.#starting = undefined;
+        },
+        (err: unknown) => {
+          this.#starting = undefined;
+          throw err;
+        },
+      );
+      await this.#starting;
+    }
+    this.#add(subscriber);
+    this.#ensurePolling();
+    let removed = false;
+    return () => {
+      if (removed) return;
+      removed = true;
+      this.#remove(subscriber);
+    };
+  }
+
+  /** New rows may have been committed. Reads are coalesced. */
+  wake(): void {
+    if (this.#closed || this.#count === 0) return;
+    this.#dirty = true;
+    if (!this.#running) void this.#run();
+  }
+
+  sessionDeleted(sessionPk: bigint): void {
+    for (const subscriber of this.#bySession.get(sessionPk) ?? []) subscriber.deleted();
+  }
+
+  /** Tells every tail to re-read from its own position (e.g. after the LISTEN connection dropped). */
+  resetAll(): void {
+    for (const set of [...this.#bySession.values(), ...this.#byUser.values(), ...this.#byApp.values()]) {
+      for (const subscriber of set) subscriber.reset();
+    }
+    this.wake();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#stopTimers();
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#dirty && !this.#closed && this.#count > 0) {
+        this.#dirty = false;
+        const from = this.#position;
+        if (!from) break;
+        let read: Awaited<ReturnType<EventLog["readScope"]>>;
+        try {
+          read = await this.#log.readScope({}, from, this.#options.batch);
+        } catch (err) {
+          this.#logger.warn("live feed read failed; tails re-read from the table", { err });
+          this.resetAll();
+          this.#scheduleRetry();
+          break;
+        }
+        // A subscriber that arrived during the read may have started past
+        // rows this read returns; tails drop what they already hold.
+        for (const event of read.events) this.#dispatch(event);
+        if (this.#count > 0 && compare(read.reached, from) > 0) this.#position = read.reached;
+        this.#broadcastProgress(read.reached);
+        if (read.events.length >= this.#options.batch) this.#dirty = true;
+        else if (read.pending) this.#scheduleRetry();
+        else this.#retryMs = 0;
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  // Rows committed above the watermark wait for an older transaction to end,
+  // which sends no notification: look again soon, backing off.
+  #scheduleRetry(): void {
+    if (this.#retryTimer || this.#closed) return;
+    this.#retryMs = Math.min(Math.max(this.#retryMs * 2, 5), 250);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.wake();
+    }, this.#retryMs);
+    this.#retryTimer.unref();
+  }
+
+  #ensurePolling(): void {
+    if (this.#pollTimer || this.#closed) return;
+    this.#pollTimer = setInterval(() => this.wake(), this.#options.pollMs);
+    this.#pollTimer.unref();
+  }
+
+  #stopTimers(): void {
+    if (this.#pollTimer) clearInterval(this.#pollTimer);
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#pollTimer = undefined;
+    this.#retryTimer = undefined;
+  }
+
+  #dispatch(event: LoggedEvent): void {
+    for (const subscriber of this.#bySession.get(event.sessionPk) ?? []) subscriber.push(event);
+    for (const subscriber of this.#byUser.get(userKey(event.appName, event.userId)) ?? []) subscriber.push(event);
+    for (const subscriber of this.#byApp.get(event.appName) ?? []) subscriber.push(event);
+  }
+
+  #broadcastProgress(position: LogPosition): void {
+    for (const set of [...this.#bySession.values(), ...this.#byUser.values(), ...this.#byApp.values()]) {
+      for (const subscriber of set) subscriber.progress(position);
+    }
+  }
+
+  #index(filter: FeedFilter): [Map<unknown, Set<FeedSubscriber>>, unknown] {
+    if (filter.sessionPk !== undefined) return [this.#bySession as Map<unknown, Set<FeedSubscriber>>, filter.sessionPk];
+    if (filter.userId !== undefined) return [this.#byUser as Map<unknown, Set<FeedSubscriber>>, userKey(filter.appName, filter.userId)];
+    return [this.#byApp as Map<unknown, Set<FeedSubscriber>>, filter.appName];
+  }
+
+  #add(subscriber: FeedSubscriber): void {
+    const [map, key] = this.#index(subscriber.filter);
+    const set = map.get(key) ?? new Set<FeedSubscriber>();
+    map.set(key, set);
+    set.add(subscriber);
+    this.#count++;
+  }
+
+  #remove(subscriber: FeedSubscriber): void {
+    const [map, key] = this.#index(subscriber.filter);
+    const set = map.get(key);
+    if (!set?.delete(subscriber)) return;
+    if (set.size === 0) map.delete(key);
+    this.#count--;
+    if (this.#count === 0) {
+      // Idle: forget the position so a later first tail starts from "now".
+      this.#position = undefined;
+      this.#stopTimers();
+    }
+  }
+}
+
+function userKey(appName: string, userId: string): string {
+  return `${appName}\u0000${userId}`;
+}
