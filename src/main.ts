@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { ConfigError, loadConfig, usage } from "./config/config.js";
 import { createLogger } from "./log/logger.js";
 import { startServer } from "./server/server.js";

@@ -10,9 +10,9 @@ import {
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { nowNs, nsToTimestamp } from "../domain/time.js";
 import type { LoggedEvent } from "../storage/event-log.js";
+import { type LogPosition, ORIGIN } from "../storage/log-position.js";
 import type { SessionStore } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
-import { type LogPosition, ORIGIN } from "../stream/position.js";
 import { type TailItem, type TailOptions, tailScope, tailSession } from "../stream/tail.js";
 import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
 import { invalid, requireId } from "./validate.js";

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { belowWatermark, type LogPosition } from "../stream/position.js";
+import { belowWatermark, type LogPosition } from "./log-position.js";
 import type { Database } from "./schema.js";
 
 /** A stored event as tails read it. */

@@ -1,6 +1,6 @@
 import type { Logger } from "../log/logger.js";
 import type { EventLog, LoggedEvent } from "../storage/event-log.js";
-import { compare, type LogPosition } from "./position.js";
+import { compare, type LogPosition } from "../storage/log-position.js";
 
 /** What a tail asks the feed for. */
 export interface FeedFilter {
@@ -56,6 +56,13 @@ export class EventFeed {
     this.#log = log;
     this.#logger = logger;
     this.#options = options;
+  }
+
+  /** Tails that fell behind and went back to the table (a counter for operators and tests). */
+  overflows = 0;
+
+  recordOverflow(): void {
+    this.overflows++;
   }
 
   get subscriberCount(): number {

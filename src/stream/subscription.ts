@@ -1,6 +1,6 @@
 import type { LoggedEvent } from "../storage/event-log.js";
+import type { LogPosition } from "../storage/log-position.js";
 import type { FeedFilter, FeedSubscriber } from "./feed.js";
-import type { LogPosition } from "./position.js";
 
 export type Signal =
   | { kind: "event"; event: LoggedEvent }
@@ -24,9 +24,12 @@ export class Subscription implements FeedSubscriber {
   #feedPosition: LogPosition | undefined;
   #wake: (() => void) | undefined;
 
-  constructor(filter: FeedFilter, capacity: number) {
+  readonly #onOverflow: () => void;
+
+  constructor(filter: FeedFilter, capacity: number, onOverflow: () => void = () => {}) {
     this.filter = filter;
     this.#capacity = capacity;
+    this.#onOverflow = onOverflow;
   }
 
   push(event: LoggedEvent): void {
@@ -34,6 +37,7 @@ export class Subscription implements FeedSubscriber {
     if (this.#queue.length >= this.#capacity) {
       this.#queue = [];
       this.#resync = true;
+      this.#onOverflow();
     } else {
       this.#queue.push(event);
     }

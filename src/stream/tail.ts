@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { EventLog, LoggedEvent } from "../storage/event-log.js";
+import { compare, type LogPosition, later } from "../storage/log-position.js";
 import type { EventFeed } from "./feed.js";
-import { compare, type LogPosition, later } from "./position.js";
 import { Subscription } from "./subscription.js";
 
 export interface TailOptions {
@@ -49,7 +49,9 @@ export async function* tailSession(
   deps: TailDeps,
   options: TailOptions,
 ): AsyncGenerator<TailItem<bigint>> {
-  const sub = new Subscription({ appName: scope.appName, userId: scope.userId, sessionPk: scope.sessionPk }, options.capacity);
+  const sub = new Subscription({ appName: scope.appName, userId: scope.userId, sessionPk: scope.sessionPk }, options.capacity, () =>
+    deps.feed.recordOverflow(),
+  );
   const unsubscribe = await deps.feed.subscribe(sub);
   try {
     // Checked after subscribing, so a delete from here on is seen as a signal.
@@ -110,7 +112,7 @@ export async function* tailScope(
   deps: TailDeps,
   options: TailOptions,
 ): AsyncGenerator<TailItem<LogPosition>> {
-  const sub = new Subscription({ appName: scope.appName, userId: scope.userId }, options.capacity);
+  const sub = new Subscription({ appName: scope.appName, userId: scope.userId }, options.capacity, () => deps.feed.recordOverflow());
   const unsubscribe = await deps.feed.subscribe(sub);
   try {
     let position = start === "now" ? await deps.log.now() : start;

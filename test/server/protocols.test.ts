@@ -66,7 +66,7 @@ describeContract("one port for every protocol", (t) => {
 
   it("serves all protocols concurrently", async () => {
     const appName = unique("app");
-    await clients[0]?.sessions.createSession({ appName, userId: "u1", sessionId: "shared", state: { "user:k": "v" } });
+    await t().client.createSession({ appName, userId: "u1", sessionId: "shared", state: { "user:k": "v" } });
     const results = await Promise.all(
       clients.flatMap((c) =>
         Array.from({ length: 5 }, async () => (await c.sessions.getSession({ appName, userId: "u1", sessionId: "shared" })).session?.state),

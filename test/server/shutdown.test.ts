@@ -42,7 +42,11 @@ afterEach(async () => {
   for (const child of started) {
     if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
       const gone = new Promise((resolve) => child.once("exit", resolve));
-      process.kill(-child.pid, "SIGKILL");
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        continue; // exited in the meantime
+      }
       await gone;
     }
   }

@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect } from "vitest";
+import type { Config } from "../../src/config/config.js";
 import { backends, type TestBackend } from "./backends.js";
 import { startTestServer, type TestServer } from "./server.js";
 
@@ -7,12 +8,16 @@ import { startTestServer, type TestServer } from "./server.js";
  * Declares one block of the contract suite once per storage backend, each
  * with its own server and database. `server()` is valid inside tests.
  */
-export function describeContract(title: string, body: (server: () => TestServer, backend: TestBackend) => void): void {
+export function describeContract(
+  title: string,
+  body: (server: () => TestServer, backend: TestBackend) => void,
+  config: Partial<Config> = {},
+): void {
   for (const backend of backends()) {
     describe.skipIf(!backend.available)(`${title} [${backend.name}]`, () => {
       let running: TestServer | undefined;
       beforeAll(async () => {
-        running = await startTestServer(backend);
+        running = await startTestServer(backend, config);
       });
       afterAll(async () => {
         await running?.close();
