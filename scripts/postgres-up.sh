@@ -36,6 +36,7 @@ BEGIN
     CREATE ROLE sessionstore LOGIN CREATEDB PASSWORD 'sessionstore';
   END IF;
 END $$;
+SET client_min_messages = warning;
 -- The live-tail tests terminate the LISTEN backend of the server under test.
 GRANT pg_signal_backend TO sessionstore;
 SQL

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sessionstore/v1/session.proto.
  */
 export const file_sessionstore_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("Ch1zZXNzaW9uc3RvcmUvdjEvc2Vzc2lvbi5wcm90bxIPc2Vzc2lvbnN0b3JlLnYxIoECCgdTZXNzaW9uEgoKAmlkGAEgASgJEhAKCGFwcF9uYW1lGAIgASgJEg8KB3VzZXJfaWQYAyABKAkSJgoFc3RhdGUYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiYKBmV2ZW50cxgFIAMoCzIWLnNlc3Npb25zdG9yZS52MS5FdmVudBI0ChBsYXN0X3VwZGF0ZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghyZXZpc2lvbhgHIAEoAxIvCgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessionstore_v1_event]);
+  fileDesc("Ch1zZXNzaW9uc3RvcmUvdjEvc2Vzc2lvbi5wcm90bxIPc2Vzc2lvbnN0b3JlLnYxIoECCgdTZXNzaW9uEgoKAmlkGAEgASgJEhAKCGFwcF9uYW1lGAIgASgJEg8KB3VzZXJfaWQYAyABKAkSJgoFc3RhdGUYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiYKBmV2ZW50cxgFIAMoCzIWLnNlc3Npb25zdG9yZS52MS5FdmVudBI0ChBsYXN0X3VwZGF0ZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghyZXZpc2lvbhgHIAEoAxIvCgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCOFo2c2Vzc2lvbnN0b3JlLmRldi9nZW4vZ28vc2Vzc2lvbnN0b3JlL3YxO3Nlc3Npb25zdG9yZXYxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessionstore_v1_event]);
 
 /**
  * One conversation of one user with one app.
@@ -53,7 +53,9 @@ export type Session = Message<"sessionstore.v1.Session"> & {
   events: Event[];
 
   /**
-   * The newest stored event's time, or the creation time before any event.
+   * When the session last changed: the creation time, then the latest of its
+   * stored events' timestamps (an event dated in the past does not move it
+   * back).
    *
    * @generated from field: google.protobuf.Timestamp last_update_time = 6;
    */
