@@ -19,6 +19,19 @@ export interface Config {
   tailBuffer: number;
   /** How often the live feed looks for new rows even without a notification. */
   feedPollMs: number;
+  /** Bearer tokens (hashes) as JSON, or a file holding them. */
+  tokens: string | undefined;
+  tokensFile: string | undefined;
+  /** Per-app retention, redaction and limits as JSON, or a file holding it. */
+  policy: string | undefined;
+  policyFile: string | undefined;
+  /** Serve without tokens on a non-loopback address. */
+  insecureNoAuth: boolean;
+  /** PEM files for TLS; both or neither. */
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
+  /** How often expired sessions are swept. */
+  sweepIntervalMs: number;
 }
 
 interface Option {
@@ -94,6 +107,56 @@ const options: Option[] = [
     parse: integer("SESSIONSTORE_FEED_POLL_MS", 10, 60_000),
     help: "live feed safety-net poll",
   },
+  {
+    env: "SESSIONSTORE_TOKENS",
+    flag: "--tokens",
+    key: "tokens",
+    parse: nonEmpty("SESSIONSTORE_TOKENS"),
+    help: "bearer token hashes as JSON (see SECURITY.md)",
+  },
+  {
+    env: "SESSIONSTORE_TOKENS_FILE",
+    flag: "--tokens-file",
+    key: "tokensFile",
+    parse: nonEmpty("SESSIONSTORE_TOKENS_FILE"),
+    help: "file with bearer token hashes",
+  },
+  {
+    env: "SESSIONSTORE_POLICY",
+    flag: "--policy",
+    key: "policy",
+    parse: nonEmpty("SESSIONSTORE_POLICY"),
+    help: "per-app retention, redaction and limits as JSON",
+  },
+  {
+    env: "SESSIONSTORE_POLICY_FILE",
+    flag: "--policy-file",
+    key: "policyFile",
+    parse: nonEmpty("SESSIONSTORE_POLICY_FILE"),
+    help: "file with the per-app policy",
+  },
+  {
+    env: "SESSIONSTORE_INSECURE_NO_AUTH",
+    flag: "--insecure-no-auth",
+    key: "insecureNoAuth",
+    parse: bool("SESSIONSTORE_INSECURE_NO_AUTH"),
+    help: "allow no tokens on a non-loopback address",
+  },
+  {
+    env: "SESSIONSTORE_TLS_CERT",
+    flag: "--tls-cert",
+    key: "tlsCert",
+    parse: nonEmpty("SESSIONSTORE_TLS_CERT"),
+    help: "PEM certificate chain file",
+  },
+  { env: "SESSIONSTORE_TLS_KEY", flag: "--tls-key", key: "tlsKey", parse: nonEmpty("SESSIONSTORE_TLS_KEY"), help: "PEM private key file" },
+  {
+    env: "SESSIONSTORE_SWEEP_INTERVAL_MS",
+    flag: "--sweep-interval-ms",
+    key: "sweepIntervalMs",
+    parse: integer("SESSIONSTORE_SWEEP_INTERVAL_MS", 100, 86_400_000),
+    help: "how often expired sessions are deleted",
+  },
   { env: "SESSIONSTORE_LOG_LEVEL", flag: "--log-level", key: "logLevel", parse: logLevel, help: "debug, info, warn or error" },
 ];
 
@@ -109,6 +172,14 @@ export const defaults: Config = {
   heartbeatMs: 15_000,
   tailBuffer: 1000,
   feedPollMs: 1000,
+  tokens: undefined,
+  tokensFile: undefined,
+  policy: undefined,
+  policyFile: undefined,
+  insecureNoAuth: false,
+  tlsCert: undefined,
+  tlsKey: undefined,
+  sweepIntervalMs: 60_000,
 };
 
 export class ConfigError extends Error {}
@@ -129,7 +200,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
     const option = options.find((o) => o.flag === flag);
     if (!option) throw new ConfigError(`unknown argument ${arg}\n${usage()}`);
-    const raw = inline ?? argv[++i];
+    // A switch given alone means "on".
+    const raw = inline ?? (option.key === "insecureNoAuth" ? "true" : argv[++i]);
     if (raw === undefined) throw new ConfigError(`${flag} needs a value`);
     set(option, raw);
   }
@@ -155,6 +227,14 @@ function integer(name: string, min: number, max: number) {
       throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
     }
     return n;
+  };
+}
+
+function bool(name: string) {
+  return (raw: string) => {
+    if (["1", "true", "yes"].includes(raw.toLowerCase())) return true;
+    if (["0", "false", "no"].includes(raw.toLowerCase())) return false;
+    throw new ConfigError(`${name} must be true or false, got "${raw}"`);
   };
 }
 

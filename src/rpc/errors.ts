@@ -20,9 +20,11 @@ export function toConnectError(err: unknown, logger: Logger, procedure: string):
     case PgCode.stackDepthExceeded:
     case PgCode.programLimitExceeded:
       return new ConnectError("a value is too large or too deeply nested to store", Code.InvalidArgument);
+    // Not ABORTED: clients read ABORTED as "your copy of the session is stale",
+    // which a transient conflict between transactions is not.
     case PgCode.serializationFailure:
     case PgCode.deadlockDetected:
-      return new ConnectError("the write conflicted with a concurrent one; retry", Code.Aborted);
+      return new ConnectError("the write conflicted with a concurrent one; retry", Code.Unavailable);
     case PgCode.tooManyConnections:
     case PgCode.adminShutdown:
     case PgCode.cannotConnectNow:

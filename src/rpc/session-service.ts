@@ -6,6 +6,7 @@ import {
   AppendEventResponseSchema,
   CreateSessionResponseSchema,
   DeleteSessionResponseSchema,
+  EraseUserDataResponseSchema,
   GetSessionResponseSchema,
   GetUserStateResponseSchema,
   ListEventsRequest_Order,
@@ -15,6 +16,7 @@ import {
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { mergeState, splitState, withoutTemp } from "../domain/state.js";
 import { nsToTimestamp, timestampToNs } from "../domain/time.js";
+import type { RedactorSet } from "../redact/redactor.js";
 import type { SessionKey, SessionStore, StoredSession } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { checkEvent } from "./event-rules.js";
@@ -22,14 +24,22 @@ import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
 import { type StreamSettings, streamEventsImpl } from "./stream-events.js";
 import { checkJson, checkTimestamp, invalid, pageSize, requireId } from "./validate.js";
 
-export function sessionServiceImpl(store: SessionStore, hub: StreamHub, streams: StreamSettings): ServiceImpl<typeof SessionService> {
+export interface ServiceDeps {
+  store: SessionStore;
+  hub: StreamHub;
+  redactors: RedactorSet;
+  streams: StreamSettings;
+}
+
+export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDeps): ServiceImpl<typeof SessionService> {
   return {
     async createSession(req) {
       const appName = requireId("app_name", req.appName);
       const userId = requireId("user_id", req.userId);
       const sessionId = req.sessionId ? requireId("session_id", req.sessionId) : undefined;
       checkJson("state", req.state, { forbidNul: true });
-      const stored = await store.createSession({ appName, userId, sessionId }, splitState(req.state));
+      const state = req.state && redactors.for(appName).redactJson(req.state);
+      const stored = await store.createSession({ appName, userId, sessionId }, splitState(state));
       return create(CreateSessionResponseSchema, { session: toSession(stored, []) });
     },
 
@@ -62,8 +72,7 @@ export function sessionServiceImpl(store: SessionStore, hub: StreamHub, streams:
     },
 
     async deleteSession(req) {
-      const deleted = await store.deleteSession(sessionKey(req));
-      if (deleted !== undefined) hub.deleted(deleted);
+      await store.deleteSession(sessionKey(req));
       return create(DeleteSessionResponseSchema, {});
     },
 
@@ -78,6 +87,8 @@ export function sessionServiceImpl(store: SessionStore, hub: StreamHub, streams:
         if ((await store.sessionPk(key)) === undefined) throw notFound(key);
         return create(AppendEventResponseSchema, { event, stored: false });
       }
+      // Before anything is stored or streamed: what is never written cannot leak.
+      redactors.for(key.appName).redactEvent(event);
       const delta = event.actions?.stateDelta;
       if (event.actions && delta) event.actions.stateDelta = withoutTemp(delta);
       const result = await store.appendEvent({
@@ -120,6 +131,13 @@ export function sessionServiceImpl(store: SessionStore, hub: StreamHub, streams:
     },
 
     streamEvents: streamEventsImpl(store, hub, streams),
+
+    async eraseUserData(req) {
+      const appName = requireId("app_name", req.appName);
+      const userId = requireId("user_id", req.userId);
+      const erased = await store.eraseUser(appName, userId);
+      return create(EraseUserDataResponseSchema, { sessionsDeleted: BigInt(erased.sessions), eventsDeleted: erased.events });
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import tls from "node:tls";
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
@@ -31,7 +32,12 @@ export interface Listener {
  * neither ever listens, and http.Server only tracks connections (for
  * closeIdleConnections) once it does.
  */
-export function createListener(handler: Handler, maxMessageBytes = 16 * 1024 * 1024): Listener {
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+}
+
+export function createListener(handler: Handler, maxMessageBytes = 16 * 1024 * 1024, tlsFiles?: TlsFiles): Listener {
   let activeRequests = 0;
   let draining = false;
   /** Accepted, but too few bytes yet to tell HTTP/2 from HTTP/1.1. */
@@ -74,35 +80,55 @@ export function createListener(handler: Handler, maxMessageBytes = 16 * 1024 * 1
     session.once("close", () => sessions.delete(session));
   });
 
-  const server = net.createServer((socket) => {
+  const dispatch = (socket: net.Socket, isH2: boolean) => {
+    undecided.delete(socket);
+    if (isH2) {
+      h2.emit("connection", socket);
+    } else {
+      h1Sockets.set(socket, new Set());
+      socket.once("close", () => h1Sockets.delete(socket));
+      h1.emit("connection", socket);
+      socket.resume();
+    }
+  };
+
+  const accept = (socket: net.Socket) => {
     socket.once("error", () => socket.destroy());
     undecided.add(socket);
     socket.once("close", () => undecided.delete(socket));
-    let head = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      head = Buffer.concat([head, chunk]);
-      const n = Math.min(head.length, H2_PREFACE.length);
-      const isH2 = head.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
-      // Undecided until the preface is complete or has diverged.
-      if (isH2 && head.length < H2_PREFACE.length) return;
-      undecided.delete(socket);
-      socket.off("data", onData);
-      socket.pause();
-      socket.unshift(head);
-      if (isH2) {
+  };
+
+  let server: net.Server;
+  if (tlsFiles) {
+    // With TLS, ALPN names the protocol: browsers and curl get HTTP/1.1 unless
+    // they ask for h2, gRPC clients always ask for h2.
+    server = tls.createServer({ ...tlsFiles, ALPNProtocols: ["h2", "http/1.1"] }, (socket) =>
+      dispatch(socket, socket.alpnProtocol === "h2"),
+    );
+    server.on("connection", accept);
+    server.on("tlsClientError", (_err, socket) => socket.destroy());
+  } else {
+    server = net.createServer((socket) => {
+      accept(socket);
+      let head = Buffer.alloc(0);
+      const onData = (chunk: Buffer) => {
+        head = Buffer.concat([head, chunk]);
+        const n = Math.min(head.length, H2_PREFACE.length);
+        const isH2 = head.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
+        // Undecided until the preface is complete or has diverged.
+        if (isH2 && head.length < H2_PREFACE.length) return;
+        socket.off("data", onData);
+        socket.pause();
+        socket.unshift(head);
         // The HTTP/2 session takes over the socket's handle and reads the
-        // unshifted bytes itself on the next tick; resuming here would
-        // flow them out to no listener.
-        h2.emit("connection", socket);
-      } else {
-        h1Sockets.set(socket, new Set());
-        socket.once("close", () => h1Sockets.delete(socket));
-        h1.emit("connection", socket);
-        socket.resume();
-      }
-    };
-    socket.on("data", onData);
-  });
+        // unshifted bytes itself on the next tick; `dispatch` resumes only
+        // HTTP/1.1 sockets, since resuming an HTTP/2 one here would flow the
+        // bytes out to no listener.
+        dispatch(socket, isH2);
+      };
+      socket.on("data", onData);
+    });
+  }
 
   let drained: Promise<void> | undefined;
   return {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
@@ -7,27 +8,33 @@ import { file_grpc_reflection_v1_reflection, ServerReflection } from "../../gen/
 import { file_sessionstore_v1_event } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { file_sessionstore_v1_session } from "../../gen/ts/sessionstore/v1/session_pb.js";
 import { file_sessionstore_v1_session_service, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
+import { authInterceptor } from "../auth/authorize.js";
+import { loadTokens } from "../auth/tokens.js";
 import type { Config } from "../config/config.js";
 import { HealthRegistry, healthServiceImpl } from "../health/health-service.js";
 import type { Logger } from "../log/logger.js";
+import { loadPolicy } from "../policy/app-policy.js";
+import { RedactorSet } from "../redact/redactor.js";
 import { reflectionServiceImpl } from "../reflection/reflection-service.js";
+import { Sweeper } from "../retention/sweeper.js";
 import { errorInterceptor } from "../rpc/errors.js";
 import { reclassifyParseErrors } from "../rpc/parse-errors.js";
 import { sessionServiceImpl } from "../rpc/session-service.js";
 import { type OpenDatabase, openDatabase } from "../storage/database.js";
 import { SessionStore } from "../storage/session-store.js";
 import { StreamHub } from "../stream/hub.js";
-import { createListener } from "./listener.js";
+import { createListener, type TlsFiles } from "./listener.js";
 
 export interface RunningServer {
   host: string;
   port: number;
-  /** http://host:port, for Connect and gRPC clients alike. */
+  /** http(s)://host:port, for Connect and gRPC clients alike. */
   url: string;
   database: OpenDatabase;
   store: SessionStore;
   health: HealthRegistry;
   streams: StreamHub;
+  sweeper: Sweeper;
   /** Stops accepting, lets in-flight calls finish (up to the grace period), closes the database. */
   close(): Promise<void>;
 }
@@ -53,20 +60,38 @@ const files = [
 
 export async function startServer(config: Config, options: StartOptions): Promise<RunningServer> {
   const { logger } = options;
+  // Configuration errors surface before anything is opened.
+  const tokens = loadTokens(config.tokens, config.tokensFile);
+  const policies = loadPolicy(config.policy, config.policyFile);
+  const tlsFiles = readTlsFiles(config);
+  if (tokens.size === 0) {
+    if (!isLoopback(config.host) && !config.insecureNoAuth) {
+      throw new Error(
+        `refusing to listen on ${config.host} without authentication: configure SESSIONSTORE_TOKENS or SESSIONSTORE_TOKENS_FILE, or set SESSIONSTORE_INSECURE_NO_AUTH=true if this network is trusted`,
+      );
+    }
+    logger.warn("no tokens configured: every caller has full access to every app", { host: config.host });
+  }
+
   const database =
     options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.poolSize }));
-  const store = new SessionStore(database.db);
-  const streams = new StreamHub(database, logger, {
+  let streams: StreamHub | undefined;
+  const store = new SessionStore(database.db, { policies, logger, onDeleted: (pk) => streams?.deleted(pk) });
+  streams = new StreamHub(database, logger, {
     listenUrl: database.backend === "postgres" ? database.url : undefined,
     feedBatch: 500,
     feedPollMs: config.feedPollMs,
+    liveSince: (appName) => store.liveSince(appName),
   });
+  const hub = streams;
   try {
-    await streams.start();
+    await hub.start();
   } catch (err) {
     if (!options.database) await database.close();
     throw err;
   }
+  const sweeper = new Sweeper(store, policies, logger);
+  sweeper.start(config.sweepIntervalMs);
   const health = new HealthRegistry([SessionService.typeName]);
   const serviceNames = [SessionService.typeName, Health.typeName, ServerReflection.typeName];
 
@@ -75,29 +100,47 @@ export async function startServer(config: Config, options: StartOptions): Promis
     routes: (router: ConnectRouter) => {
       router.service(
         SessionService,
-        sessionServiceImpl(store, streams, { defaultHeartbeatMs: config.heartbeatMs, tailCapacity: config.tailBuffer, readBatch: 500 }),
+        sessionServiceImpl({
+          store,
+          hub,
+          redactors: new RedactorSet(policies),
+          streams: { defaultHeartbeatMs: config.heartbeatMs, tailCapacity: config.tailBuffer, readBatch: 500 },
+        }),
       );
       router.service(Health, healthServiceImpl(health));
       router.service(ServerReflection, reflectionServiceImpl(files, serviceNames));
       reclassifyParseErrors(router);
     },
-    interceptors: [errorInterceptor(logger), refuseAbandoned],
+    interceptors: [errorInterceptor(logger), refuseAbandoned, ...(tokens.size > 0 ? [authInterceptor(tokens, logger)] : [])],
     readMaxBytes: config.maxMessageBytes,
     writeMaxBytes: config.maxMessageBytes,
     shutdownSignal: shutdown.signal,
   });
 
-  const listener = createListener(handler, config.maxMessageBytes);
-  await new Promise<void>((resolve, reject) => {
-    listener.net.once("error", reject);
-    listener.net.listen(config.port, config.host, () => {
-      listener.net.off("error", reject);
-      resolve();
+  const listener = createListener(handler, config.maxMessageBytes, tlsFiles);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      listener.net.once("error", reject);
+      listener.net.listen(config.port, config.host, () => {
+        listener.net.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    await sweeper.stop();
+    await hub.close();
+    if (!options.database) await database.close();
+    throw err;
+  }
   const address = listener.net.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  logger.info("sessionstore listening", { url: `http://${host}:${address.port}`, database: database.description });
+  const url = `${tlsFiles ? "https" : "http"}://${host}:${address.port}`;
+  logger.info("sessionstore listening", {
+    url,
+    database: database.description,
+    auth: tokens.size > 0 ? `${tokens.size} token(s)` : "none",
+    tls: tlsFiles !== undefined,
+  });
 
   // In-flight calls are counted per HTTP request and stream, not in an
   // interceptor: interceptors run only once a unary request's body has been
@@ -110,7 +153,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       health.shutdown();
       // Tails never finish by themselves: end them now with UNAVAILABLE, and
       // their clients resume from their last cursor on another replica.
-      streams.stopTails();
+      hub.stopTails();
       // Idle connections close now, busy ones after their last response.
       const drained = listener.drain();
       if (!(await settlesWithin(drained, config.shutdownGraceMs))) {
@@ -121,14 +164,15 @@ export async function startServer(config: Config, options: StartOptions): Promis
         if (!(await settlesWithin(drained, CANCEL_FLUSH_MS))) listener.destroy();
         await drained;
       }
-      await streams.close();
+      await sweeper.stop();
+      await hub.close();
       if (!options.database) await database.close();
       logger.info("stopped");
     })();
     return closing;
   };
 
-  return { host, port: address.port, url: `http://${host}:${address.port}`, database, store, health, streams, close };
+  return { host, port: address.port, url, database, store, health, streams: hub, sweeper, close };
 }
 
 /**
@@ -141,6 +185,16 @@ const refuseAbandoned: Interceptor = (next) => (req) => {
   if (req.signal.aborted) throw ConnectError.from(req.signal.reason, Code.Canceled);
   return next(req);
 };
+
+function readTlsFiles(config: Config): TlsFiles | undefined {
+  if (!config.tlsCert && !config.tlsKey) return undefined;
+  if (!config.tlsCert || !config.tlsKey) throw new Error("TLS needs both SESSIONSTORE_TLS_CERT and SESSIONSTORE_TLS_KEY");
+  return { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) };
+}
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
 
 /** Whether `promise` settles within `ms`. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {

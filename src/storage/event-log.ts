@@ -17,6 +17,8 @@ export interface LoggedEvent {
 export interface ScopeFilter {
   appName?: string | undefined;
   userId?: string | undefined;
+  /** Skip sessions last updated before this (expired by the app's retention). */
+  liveSince?: bigint | undefined;
 }
 
 export interface ScopeRead {
@@ -75,6 +77,7 @@ export class EventLog {
     const scope = [
       filter.appName === undefined ? sql`` : sql`AND e.app_name = ${filter.appName}`,
       filter.userId === undefined ? sql`` : sql`AND e.user_id = ${filter.userId}`,
+      filter.liveSince === undefined ? sql`` : sql`AND s.update_time_ns >= ${filter.liveSince}`,
     ];
     const { rows } = await sql<Row>`
       WITH w AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
@@ -82,7 +85,7 @@ export class EventLog {
         SELECT e.session_pk, e.seq, e.pos, e.tx, e.body, s.app_name, s.user_id, s.id AS session_id
         FROM events e JOIN sessions s ON s.pk = e.session_pk, w
         WHERE (e.tx, e.pos) > (${after.tx.toString()}::xid8, ${after.pos})
-          AND e.tx < w.xmin ${scope[0]} ${scope[1]}
+          AND e.tx < w.xmin ${scope[0]} ${scope[1]} ${scope[2]}
         ORDER BY e.tx, e.pos
         LIMIT ${limit}
       )

@@ -5,6 +5,8 @@ import { type Kysely, sql, type Transaction } from "kysely";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { isEmpty, type ScopedState } from "../domain/state.js";
 import { maxNs, nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
+import type { Logger } from "../log/logger.js";
+import { type Limits, PolicySet } from "../policy/app-policy.js";
 import { DELETED_CHANNEL } from "./channels.js";
 import { isUniqueViolation } from "./pg-errors.js";
 import type { Database } from "./schema.js";
@@ -74,8 +76,68 @@ const notFound = (key: SessionKey) =>
  * Every query of the service, written once for both backends: the embedded
  * PGlite store and PostgreSQL run the same SQL.
  */
+export interface StoreOptions {
+  /** Retention and size limits per app. */
+  policies?: PolicySet;
+  logger?: Logger;
+  /** Called after a session was deleted by this store (delete, erase, purge), with its primary key. */
+  onDeleted?: (sessionPk: bigint) => void;
+}
+
 export class SessionStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #db: Kysely<Database>;
+  readonly #policies: PolicySet;
+  readonly #logger: Logger | undefined;
+  readonly #onDeleted: (sessionPk: bigint) => void;
+  readonly #warned = new Map<string, number>();
+
+  constructor(db: Kysely<Database>, options: StoreOptions = {}) {
+    this.#db = db;
+    this.#policies = options.policies ?? new PolicySet();
+    this.#logger = options.logger;
+    this.#onDeleted = options.onDeleted ?? (() => {});
+  }
+
+  private get db(): Kysely<Database> {
+    return this.#db;
+  }
+
+  /**
+   * Sessions last updated before this instant are expired: every read treats
+   * them as gone at once, whether or not the sweeper has deleted them yet.
+   */
+  liveSince(appName: string): bigint | undefined {
+    const ttl = this.#policies.for(appName).ttlSeconds;
+    return ttl === undefined ? undefined : nowNs() - BigInt(ttl) * 1_000_000_000n;
+  }
+
+  #limits(appName: string): Limits {
+    return this.#policies.for(appName).limits;
+  }
+
+  /** Refuses a write past a cap (nothing is written: the transaction rolls back) and warns near it. */
+  #checkLimit(
+    key: { appName: string; userId: string; sessionId: string },
+    limit: keyof Omit<Limits, "warnRatio">,
+    value: number,
+    what: string,
+  ): void {
+    const limits = this.#limits(key.appName);
+    const max = limits[limit];
+    if (value > max) {
+      throw new ConnectError(`${what} would be ${value}, over the limit ${limit} = ${max}; nothing was written`, Code.ResourceExhausted);
+    }
+    if (value >= max * limits.warnRatio) {
+      // At most one warning per session and limit a minute: a session near its
+      // cap is written to on every turn.
+      const id = `${key.appName}\u0000${key.userId}\u0000${key.sessionId}\u0000${limit}`;
+      const now = Date.now();
+      if ((this.#warned.get(id) ?? 0) + 60_000 > now) return;
+      if (this.#warned.size > 10_000) this.#warned.clear();
+      this.#warned.set(id, now);
+      this.#logger?.warn("session is approaching a limit", { ...key, limit, value, max });
+    }
+  }
 
   async createSession(
     key: { appName: string; userId: string; sessionId?: string | undefined },
@@ -83,7 +145,21 @@ export class SessionStore {
   ): Promise<StoredSession> {
     const id = key.sessionId ?? randomUUID();
     const now = nowNs();
-    return this.db.transaction().execute(async (trx) => {
+    const cutoff = this.liveSince(key.appName);
+    const purged: bigint[] = [];
+    const result = await this.db.transaction().execute(async (trx) => {
+      if (cutoff !== undefined && key.sessionId !== undefined) {
+        // An expired session no longer exists for readers; free its id too.
+        const { rows } = await sql<{ pk: bigint }>`
+          WITH d AS (
+            DELETE FROM sessions
+            WHERE app_name = ${key.appName} AND user_id = ${key.userId} AND id = ${id} AND update_time_ns < ${cutoff}
+            RETURNING pk
+          )
+          SELECT pk, pg_notify(${DELETED_CHANNEL}, pk::text)::text AS notified FROM d`.execute(trx);
+        purged.push(...rows.map((r) => r.pk));
+      }
+      const full = { ...key, sessionId: id };
       // DO NOTHING (not an error) so a racing create waits for the winner and
       // then sees no row, without aborting the transaction.
       const inserted = await trx
@@ -97,14 +173,18 @@ export class SessionStore {
           update_time_ns: now,
         })
         .onConflict((oc) => oc.constraint("sessions_key").doNothing())
-        .returning(["revision"])
+        .returning(["revision", sql<number>`octet_length(state::text)`.as("bytes")])
         .executeTakeFirst();
       if (!inserted) {
         throw new ConnectError(`session "${id}" already exists for app "${key.appName}" and user "${key.userId}"`, Code.AlreadyExists);
       }
-      const userState =
-        (await writeUserState(trx, key.appName, key.userId, initial.user, now)) ?? (await readUserState(trx, key.appName, key.userId));
-      const appState = (await writeAppState(trx, key.appName, initial.app, now)) ?? (await readAppState(trx, key.appName));
+      this.#checkLimit(full, "maxStateBytes", Number(inserted.bytes), "the session state's size in bytes");
+      const user = await writeUserState(trx, key.appName, key.userId, initial.user, now);
+      if (user) this.#checkLimit(full, "maxStateBytes", user.bytes, "the user state's size in bytes");
+      const app = await writeAppState(trx, key.appName, initial.app, now);
+      if (app) this.#checkLimit(full, "maxStateBytes", app.bytes, "the app state's size in bytes");
+      const userState = user?.state ?? (await readUserState(trx, key.appName, key.userId));
+      const appState = app?.state ?? (await readAppState(trx, key.appName));
       return {
         appName: key.appName,
         userId: key.userId,
@@ -117,9 +197,12 @@ export class SessionStore {
         updateTimeNs: now,
       };
     });
+    for (const pk of purged) this.#onDeleted(pk);
+    return result;
   }
 
   async getSession(key: SessionKey, window: EventWindow): Promise<{ session: StoredSession; events: Event[] } | undefined> {
+    const cutoff = this.liveSince(key.appName);
     const row = await this.db
       .selectFrom("sessions as s")
       .leftJoin("app_states as a", "a.app_name", "s.app_name")
@@ -139,6 +222,7 @@ export class SessionStore {
       .where("s.app_name", "=", key.appName)
       .where("s.user_id", "=", key.userId)
       .where("s.id", "=", key.sessionId)
+      .$if(cutoff !== undefined, (qb) => qb.where("s.update_time_ns", ">=", cutoff as bigint))
       .executeTakeFirst();
     if (!row) return undefined;
     const session = toStoredSession(row);
@@ -155,6 +239,9 @@ export class SessionStore {
       .leftJoin("user_states as u", (join) => join.onRef("u.app_name", "=", "s.app_name").onRef("u.user_id", "=", "s.user_id"))
       .select(["s.app_name", "s.user_id", "s.id", "s.state", "s.revision", "s.create_time_ns", "s.update_time_ns", "u.state as user_state"])
       .where("s.app_name", "=", q.appName);
+    const cutoff = this.liveSince(q.appName);
+    // Expired sessions are the oldest: the bound starts the index scan past them.
+    if (cutoff !== undefined) query = query.where("s.update_time_ns", ">=", cutoff);
     if (q.userId !== undefined) {
       query = query.where("s.user_id", "=", q.userId).orderBy("s.update_time_ns").orderBy("s.id");
       if (q.after) query = query.where(sql<boolean>`(s.update_time_ns, s.id) > (${q.after.updateTimeNs}, ${q.after.id})`);
@@ -183,17 +270,60 @@ export class SessionStore {
         DELETE FROM sessions WHERE app_name = ${key.appName} AND user_id = ${key.userId} AND id = ${key.sessionId} RETURNING pk
       )
       SELECT pk, pg_notify(${DELETED_CHANNEL}, pk::text)::text AS notified FROM d`.execute(this.db);
-    return rows[0]?.pk;
+    const pk = rows[0]?.pk;
+    if (pk !== undefined) this.#onDeleted(pk);
+    return pk;
+  }
+
+  /**
+   * Erasure: every session (with its events) and the user state of one user
+   * in one app, in one transaction.
+   */
+  async eraseUser(appName: string, userId: string): Promise<{ sessions: number; events: bigint }> {
+    const deleted = await this.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ pk: bigint; revision: bigint }>`
+        WITH d AS (DELETE FROM sessions WHERE app_name = ${appName} AND user_id = ${userId} RETURNING pk, revision)
+        SELECT pk, revision, pg_notify(${DELETED_CHANNEL}, pk::text)::text AS notified FROM d`.execute(trx);
+      await trx.deleteFrom("user_states").where("app_name", "=", appName).where("user_id", "=", userId).execute();
+      return rows;
+    });
+    for (const row of deleted) this.#onDeleted(row.pk);
+    return { sessions: deleted.length, events: deleted.reduce((sum, r) => sum + r.revision, 0n) };
+  }
+
+  /**
+   * Deletes up to `batch` sessions of an app (or of every app but `except`)
+   * last updated before `cutoff`. SKIP LOCKED lets replicas sweep at the same
+   * time without waiting on each other or on live appends.
+   */
+  async sweepExpired(scope: { appName: string } | { except: string[] }, cutoff: bigint, batch: number): Promise<number> {
+    const where =
+      "appName" in scope
+        ? sql`app_name = ${scope.appName}`
+        : scope.except.length === 0
+          ? sql`true`
+          : sql`app_name NOT IN (${sql.join(scope.except)})`;
+    const { rows } = await sql<{ pk: bigint }>`
+      WITH expired AS (
+        SELECT pk FROM sessions WHERE ${where} AND update_time_ns < ${cutoff}
+        ORDER BY update_time_ns LIMIT ${batch} FOR UPDATE SKIP LOCKED
+      ),
+      d AS (DELETE FROM sessions s USING expired WHERE s.pk = expired.pk RETURNING s.pk)
+      SELECT pk, pg_notify(${DELETED_CHANNEL}, pk::text)::text AS notified FROM d`.execute(this.db);
+    for (const row of rows) this.#onDeleted(row.pk);
+    return rows.length;
   }
 
   /** The session's primary key, or undefined when it does not exist. */
   async sessionPk(key: SessionKey): Promise<bigint | undefined> {
+    const cutoff = this.liveSince(key.appName);
     const row = await this.db
       .selectFrom("sessions")
       .select("pk")
       .where("app_name", "=", key.appName)
       .where("user_id", "=", key.userId)
       .where("id", "=", key.sessionId)
+      .$if(cutoff !== undefined, (qb) => qb.where("update_time_ns", ">=", cutoff as bigint))
       .executeTakeFirst();
     return row?.pk;
   }
@@ -212,6 +342,7 @@ export class SessionStore {
 
   async #appendOnce(input: AppendInput): Promise<AppendResult> {
     const { key, delta } = input;
+    const cutoff = this.liveSince(key.appName);
     return this.db.transaction().execute(async (trx) => {
       const eventId = input.event.id || randomUUID();
       // One round trip serializes appends to the session (which is what makes
@@ -240,6 +371,7 @@ export class SessionStore {
         .where("s.app_name", "=", key.appName)
         .where("s.user_id", "=", key.userId)
         .where("s.id", "=", key.sessionId)
+        .$if(cutoff !== undefined, (qb) => qb.where("s.update_time_ns", ">=", cutoff as bigint))
         .forUpdate("s")
         .executeTakeFirst();
       if (!row) throw notFound(key);
@@ -254,6 +386,7 @@ export class SessionStore {
       }
 
       const seq = row.revision + 1n;
+      this.#checkLimit(key, "maxEventsPerSession", Number(seq), "the session's event count");
       const event = create(EventSchema, { ...input.event, id: eventId, seq });
       let timestampNs: bigint;
       if (event.timestamp) {
@@ -265,8 +398,9 @@ export class SessionStore {
       }
       const updateTimeNs = maxNs(timestampNs, row.update_time_ns);
       const body = toBinary(EventSchema, event);
+      this.#checkLimit(key, "maxEventBytes", body.length, "the event's size in bytes");
 
-      await trx
+      const updated = await trx
         .updateTable("sessions")
         .set({
           revision: seq,
@@ -274,9 +408,13 @@ export class SessionStore {
           ...(isEmpty(delta.session) ? {} : { state: sql<string>`state || ${JSON.stringify(delta.session)}::jsonb` }),
         })
         .where("pk", "=", row.pk)
-        .execute();
-      await writeUserState(trx, key.appName, key.userId, delta.user, updateTimeNs);
-      await writeAppState(trx, key.appName, delta.app, updateTimeNs);
+        .returning(sql<number>`CASE WHEN ${!isEmpty(delta.session)} THEN octet_length(state::text) ELSE 0 END`.as("bytes"))
+        .executeTakeFirstOrThrow();
+      this.#checkLimit(key, "maxStateBytes", Number(updated.bytes), "the session state's size in bytes");
+      const user = await writeUserState(trx, key.appName, key.userId, delta.user, updateTimeNs);
+      if (user) this.#checkLimit(key, "maxStateBytes", user.bytes, "the user state's size in bytes");
+      const app = await writeAppState(trx, key.appName, delta.app, updateTimeNs);
+      if (app) this.#checkLimit(key, "maxStateBytes", app.bytes, "the app state's size in bytes");
       await trx
         .insertInto("events")
         .values({ session_pk: row.pk, seq, event_id: eventId, timestamp_ns: timestampNs, body, app_name: key.appName, user_id: key.userId })
@@ -287,15 +425,9 @@ export class SessionStore {
 
   /** Undefined when the session does not exist. */
   async listEvents(q: ListEventsQuery): Promise<Event[] | undefined> {
-    const session = await this.db
-      .selectFrom("sessions")
-      .select("pk")
-      .where("app_name", "=", q.key.appName)
-      .where("user_id", "=", q.key.userId)
-      .where("id", "=", q.key.sessionId)
-      .executeTakeFirst();
-    if (!session) return undefined;
-    let query = this.db.selectFrom("events").select("body").where("session_pk", "=", session.pk);
+    const sessionPk = await this.sessionPk(q.key);
+    if (sessionPk === undefined) return undefined;
+    let query = this.db.selectFrom("events").select("body").where("session_pk", "=", sessionPk);
     if (q.cursorSeq !== undefined) query = query.where("seq", q.descending ? "<" : ">", q.cursorSeq);
     const rows = await query
       .orderBy("seq", q.descending ? "desc" : "asc")
@@ -324,15 +456,15 @@ export function windowQuery(db: Kysely<Database>, sessionPk: bigint, revision: b
 
 // `||` replaces whole top-level values and keeps JSON null: ADK's delta rules.
 // ON CONFLICT makes the first write of a scope race-free (ADK #4954).
-// Both return the scope's new state, or undefined when the delta is empty and
-// nothing was written.
+// Both return the scope's new state and its size, or undefined when the delta
+// is empty and nothing was written.
 async function writeUserState(
   trx: Transaction<Database>,
   appName: string,
   userId: string,
   delta: JsonObject,
   now: bigint,
-): Promise<JsonObject | undefined> {
+): Promise<{ state: JsonObject; bytes: number } | undefined> {
   if (isEmpty(delta)) return undefined;
   const row = await trx
     .insertInto("user_states")
@@ -343,12 +475,17 @@ async function writeUserState(
         update_time_ns: sql<bigint>`excluded.update_time_ns`,
       }),
     )
-    .returning("state")
+    .returning(["state", sql<number>`octet_length(state::text)`.as("bytes")])
     .executeTakeFirstOrThrow();
-  return row.state as JsonObject;
+  return { state: row.state as JsonObject, bytes: Number(row.bytes) };
 }
 
-async function writeAppState(trx: Transaction<Database>, appName: string, delta: JsonObject, now: bigint): Promise<JsonObject | undefined> {
+async function writeAppState(
+  trx: Transaction<Database>,
+  appName: string,
+  delta: JsonObject,
+  now: bigint,
+): Promise<{ state: JsonObject; bytes: number } | undefined> {
   if (isEmpty(delta)) return undefined;
   const row = await trx
     .insertInto("app_states")
@@ -359,9 +496,9 @@ async function writeAppState(trx: Transaction<Database>, appName: string, delta:
         update_time_ns: sql<bigint>`excluded.update_time_ns`,
       }),
     )
-    .returning("state")
+    .returning(["state", sql<number>`octet_length(state::text)`.as("bytes")])
     .executeTakeFirstOrThrow();
-  return row.state as JsonObject;
+  return { state: row.state as JsonObject, bytes: Number(row.bytes) };
 }
 
 async function readUserState(db: Kysely<Database>, appName: string, userId: string): Promise<JsonObject> {

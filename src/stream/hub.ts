@@ -8,6 +8,8 @@ import { PgNotifications } from "./pg-notifications.js";
 import type { TailDeps } from "./tail.js";
 
 export interface HubOptions {
+  /** The retention cutoff of an app (expired sessions are gone for tails too). */
+  liveSince?: (appName: string) => bigint | undefined;
   /** Postgres URL for the LISTEN connection; undefined for the embedded store. */
   listenUrl: string | undefined;
   feedBatch: number;
@@ -25,6 +27,7 @@ export class StreamHub {
   readonly notifications: PgNotifications | undefined;
   readonly #database: OpenDatabase;
   readonly #logger: Logger;
+  readonly #liveSince: (appName: string) => bigint | undefined;
   readonly #stopping = new AbortController();
   #notifyInFlight = false;
   #notifyAgain = false;
@@ -32,6 +35,7 @@ export class StreamHub {
   constructor(database: OpenDatabase, logger: Logger, options: HubOptions) {
     this.#database = database;
     this.#logger = logger;
+    this.#liveSince = options.liveSince ?? (() => undefined);
     this.log = new EventLog(database.db);
     this.feed = new EventFeed(this.log, logger, { batch: options.feedBatch, pollMs: options.feedPollMs });
     this.notifications = options.listenUrl
@@ -51,8 +55,17 @@ export class StreamHub {
     return {
       feed: this.feed,
       log: this.log,
-      sessionExists: async (pk) =>
-        (await this.#database.db.selectFrom("sessions").select("pk").where("pk", "=", pk).executeTakeFirst()) !== undefined,
+      liveSince: this.#liveSince,
+      sessionExists: async (pk, appName) => {
+        const cutoff = this.#liveSince(appName);
+        const row = await this.#database.db
+          .selectFrom("sessions")
+          .select("pk")
+          .where("pk", "=", pk)
+          .$if(cutoff !== undefined, (qb) => qb.where("update_time_ns", ">=", cutoff as bigint))
+          .executeTakeFirst();
+        return row !== undefined;
+      },
     };
   }
 

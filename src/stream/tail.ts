@@ -16,7 +16,10 @@ export interface TailOptions {
 export interface TailDeps {
   feed: EventFeed;
   log: EventLog;
-  sessionExists(sessionPk: bigint): Promise<boolean>;
+  /** False when the session was deleted or has expired. */
+  sessionExists(sessionPk: bigint, appName: string): Promise<boolean>;
+  /** The app's retention cutoff, if it has one. */
+  liveSince(appName: string): bigint | undefined;
 }
 
 export type TailItem<P> =
@@ -55,7 +58,7 @@ export async function* tailSession(
   const unsubscribe = await deps.feed.subscribe(sub);
   try {
     // Checked after subscribing, so a delete from here on is seen as a signal.
-    if (!(await deps.sessionExists(scope.sessionPk))) throw deletedError(scope);
+    if (!(await deps.sessionExists(scope.sessionPk, scope.appName))) throw deletedError(scope);
     let seq = start === "now" ? await deps.log.lastSeq(scope.sessionPk) : start;
 
     const catchUp = async function* (): AsyncGenerator<TailItem<bigint>> {
@@ -70,7 +73,7 @@ export async function* tailSession(
           if (events.length < options.batch) break;
         }
       } while (sub.needsResync && !options.signal.aborted);
-      if (sub.isDeleted || !(await deps.sessionExists(scope.sessionPk))) throw deletedError(scope);
+      if (sub.isDeleted || !(await deps.sessionExists(scope.sessionPk, scope.appName))) throw deletedError(scope);
     };
 
     yield* catchUp();
@@ -121,7 +124,7 @@ export async function* tailScope(
       do {
         sub.beginCatchUp();
         for (;;) {
-          const read = await deps.log.readScope(scope, position, options.batch);
+          const read = await deps.log.readScope({ ...scope, liveSince: deps.liveSince(scope.appName) }, position, options.batch);
           for (const event of read.events) {
             position = event.position;
             yield { kind: "event", event, position };

@@ -1,0 +1,97 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Health } from "../../gen/ts/grpc/health/v1/health_pb.js";
+import { ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
+import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
+import { APP_PREFIX } from "../domain/state.js";
+import type { Logger } from "../log/logger.js";
+import type { TokenGrant, TokenStore } from "./tokens.js";
+
+// What each RPC of SessionService needs from a token. A method missing here
+// is refused for every token: a new RPC stays closed until someone decides
+// its rule.
+const READS = new Set(["GetSession", "ListSessions", "ListEvents", "GetUserState", "StreamEvents"]);
+const WRITES = new Set(["CreateSession", "DeleteSession", "AppendEvent", "EraseUserData"]);
+
+// Load balancers and tooling call these without credentials; they reveal
+// neither sessions nor state.
+const PUBLIC_SERVICES = new Set([Health.typeName, ServerReflection.typeName]);
+
+/** The fields of a request that authorization reads; every SessionService request has them. */
+interface Addressed {
+  appName?: string;
+  userId?: string;
+  state?: JsonObject;
+  event?: { actions?: { stateDelta?: JsonObject } };
+}
+
+/**
+ * Refuses a call unless its bearer token grants it. The decision uses only
+ * the token and the request's own app_name and user_id, never what is
+ * stored, so a refusal says nothing about whether a session exists:
+ * wrong scope is PERMISSION_DENIED everywhere, and a missing or unknown
+ * token is UNAUTHENTICATED.
+ */
+export function authInterceptor(tokens: TokenStore, logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    if (PUBLIC_SERVICES.has(req.service.typeName)) return next(req);
+    const grant = authenticate(tokens, req.header.get("authorization"));
+    const method = req.method.name;
+    if (req.service.typeName !== SessionService.typeName || !(READS.has(method) || WRITES.has(method))) {
+      throw new ConnectError(`no authorization rule covers ${req.service.typeName}/${method}`, Code.PermissionDenied);
+    }
+    const check = (message: Addressed) => authorize(grant, method, message, logger);
+    if (!req.stream) {
+      check(req.message as Addressed);
+      return next(req);
+    }
+    // A server-streaming request is one message behind an iterable: read it,
+    // decide, then hand the handler the same message.
+    const it = req.message[Symbol.asyncIterator]();
+    const first = await it.next();
+    if (!first.done) check(first.value as Addressed);
+    return next({ ...req, message: replay(first, it) });
+  };
+}
+
+function authenticate(tokens: TokenStore, header: string | null): TokenGrant {
+  if (!header) throw new ConnectError('missing credentials: send "authorization: Bearer <token>"', Code.Unauthenticated);
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) throw new ConnectError('malformed authorization header: expected "Bearer <token>"', Code.Unauthenticated);
+  const grant = tokens.lookup(match[1]);
+  if (!grant) throw new ConnectError("unknown or revoked token", Code.Unauthenticated);
+  return grant;
+}
+
+export function authorize(grant: TokenGrant, method: string, req: Addressed, logger?: Logger): void {
+  const appName = req.appName ?? "";
+  const userId = req.userId ?? "";
+  const deny = (why: string) => {
+    logger?.warn("permission denied", { token: grant.name, method, appName, userId, why });
+    return new ConnectError(`permission denied: ${why}`, Code.PermissionDenied);
+  };
+  if (grant.apps !== "*" && !grant.apps.has(appName)) throw deny(`this token does not grant app "${appName}"`);
+  if (grant.user !== undefined && userId !== grant.user) {
+    throw deny(userId === "" ? "this token is limited to one user; set user_id" : `this token does not grant user "${userId}"`);
+  }
+  if (WRITES.has(method)) {
+    if (grant.readOnly) throw deny("this token is read-only");
+    if (grant.user !== undefined && (hasAppKeys(req.state) || hasAppKeys(req.event?.actions?.stateDelta))) {
+      throw deny("only a token for the whole app may write app: state");
+    }
+  }
+}
+
+function hasAppKeys(state: JsonObject | undefined): boolean {
+  return state !== undefined && Object.keys(state).some((key) => key.startsWith(APP_PREFIX));
+}
+
+async function* replay<T>(first: IteratorResult<T>, rest: AsyncIterator<T>): AsyncGenerator<T> {
+  if (first.done) return;
+  yield first.value;
+  for (;;) {
+    const next = await rest.next();
+    if (next.done) return;
+    yield next.value;
+  }
+}

@@ -1,0 +1,118 @@
+import type { DetectorName } from "../policy/app-policy.js";
+
+// Built-in detectors of personal data and secrets. A detector finds
+// candidates with a regular expression and, where the shape alone is too
+// weak, confirms them with a checksum (Luhn for cards, mod 97 for IBANs) or
+// a digit count, so that order numbers, dates and prices stay untouched.
+
+export interface Detector {
+  name: string;
+  mark: string;
+  pattern: RegExp;
+  /** Confirms a candidate; absent means every match counts. */
+  valid?: (match: string) => boolean;
+}
+
+const digits = (s: string) => s.replace(/\D/g, "");
+
+export function luhn(number: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = number.length - 1; i >= 0; i--) {
+    let d = number.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+export function ibanValid(candidate: string): boolean {
+  const iban = candidate.replace(/\s/g, "").toUpperCase();
+  if (iban.length < 15 || iban.length > 34) return false;
+  const rearranged = iban.slice(4) + iban.slice(0, 4);
+  let remainder = 0;
+  for (const ch of rearranged) {
+    const code = ch.charCodeAt(0);
+    const value = code >= 65 ? String(code - 55) : ch;
+    for (const d of value) remainder = (remainder * 10 + (d.charCodeAt(0) - 48)) % 97;
+  }
+  return remainder === 1;
+}
+
+export const BUILT_IN: Record<DetectorName, Detector> = {
+  email: {
+    name: "email",
+    mark: "[EMAIL]",
+    // Starts only where a run of local-part characters starts, and the local
+    // part is bounded: an unanchored `[...]+@` rescans a long run from every
+    // position, quadratic in the input, which a hostile event could exploit.
+    pattern: /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b/g,
+  },
+  jwt: {
+    name: "jwt",
+    mark: "[JWT]",
+    pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g,
+  },
+  apiKey: {
+    name: "apiKey",
+    mark: "[API_KEY]",
+    pattern: new RegExp(
+      [
+        // Bearer credentials in headers or logs.
+        String.raw`(?<=\bBearer\s{1,3})[A-Za-z0-9._~+/=-]{16,}`,
+        // Vendor key shapes.
+        String.raw`\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}`,
+        String.raw`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`,
+        String.raw`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,
+        String.raw`\bgh[opsur]_[A-Za-z0-9]{36,}`,
+        String.raw`\bgithub_pat_[A-Za-z0-9_]{22,}`,
+        String.raw`\bxox[abposr]-[A-Za-z0-9-]{10,}`,
+        String.raw`\bAIza[0-9A-Za-z_-]{35}`,
+        String.raw`\bglpat-[A-Za-z0-9_-]{20,}`,
+        String.raw`\bsst_[A-Za-z0-9_-]{40,}`,
+        // key = value, where the key names a secret.
+        String.raw`(?<=\b(?:api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|password|passwd|client[_-]?secret)["']?\s{0,3}[:=]\s{0,3}["']?)[A-Za-z0-9._~+/!@#$%^&*-]{8,}`,
+      ].join("|"),
+      "gi",
+    ),
+  },
+  iban: {
+    name: "iban",
+    mark: "[IBAN]",
+    pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g,
+    valid: ibanValid,
+  },
+  card: {
+    name: "card",
+    mark: "[CARD]",
+    pattern: /(?<![\d.,])\d(?:[ -]?\d){12,18}(?![\d.,]\d)/g,
+    // Issuer prefixes 2 to 6 (Mastercard, Amex and Diners, Visa, Mastercard,
+    // Discover and UnionPay) keep epoch milliseconds and other long ids out.
+    valid: (m) => {
+      const d = digits(m);
+      return d.length >= 13 && d.length <= 19 && d[0] !== undefined && d[0] >= "2" && d[0] <= "6" && luhn(d);
+    },
+  },
+  ssn: {
+    name: "ssn",
+    mark: "[SSN]",
+    // Dashed or spaced only: nine bare digits are too often something else.
+    pattern: /(?<![\d-])(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\d-])/g,
+  },
+  phone: {
+    name: "phone",
+    mark: "[PHONE]",
+    pattern: /(?<![\w+])(?:\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}|\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4})(?![\w])/g,
+    valid: (m) => {
+      const d = digits(m);
+      return m.startsWith("+") ? d.length >= 8 && d.length <= 15 : d.length === 10;
+    },
+  },
+};
+
+/** Precedence when matches overlap: the more specific shape wins. */
+export const PRECEDENCE: DetectorName[] = ["jwt", "apiKey", "email", "iban", "card", "ssn", "phone"];

@@ -1,0 +1,74 @@
+import type { Logger } from "../log/logger.js";
+import type { PolicySet } from "../policy/app-policy.js";
+import type { SessionStore } from "../storage/session-store.js";
+
+const BATCH = 500;
+
+/**
+ * Deletes expired sessions in the background. Reads already treat them as
+ * gone; sweeping reclaims their rows and ends their tails. Every replica may
+ * run it: batches skip rows another replica has locked.
+ */
+export class Sweeper {
+  readonly #store: SessionStore;
+  readonly #policies: PolicySet;
+  readonly #logger: Logger;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<number> | undefined;
+
+  constructor(store: SessionStore, policies: PolicySet, logger: Logger) {
+    this.#store = store;
+    this.#policies = policies;
+    this.#logger = logger;
+  }
+
+  /** True when some app has a time-to-live at all. */
+  get needed(): boolean {
+    return this.#policies.defaults.ttlSeconds !== undefined || this.#policies.overridden.some(([, p]) => p.ttlSeconds !== undefined);
+  }
+
+  start(intervalMs: number): void {
+    if (!this.needed || this.#timer) return;
+    this.#timer = setInterval(() => {
+      void this.sweepOnce().catch((err: unknown) => this.#logger.warn("retention sweep failed; retrying next interval", { err }));
+    }, intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#running?.catch(() => {});
+  }
+
+  /** One full pass; resolves with the number of sessions deleted. */
+  sweepOnce(): Promise<number> {
+    this.#running ??= this.#pass().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #pass(): Promise<number> {
+    let total = 0;
+    const overridden = this.#policies.overridden;
+    for (const [appName, policy] of overridden) {
+      if (policy.ttlSeconds === undefined) continue;
+      total += await this.#drain({ appName }, policy.ttlSeconds);
+    }
+    const defaultTtl = this.#policies.defaults.ttlSeconds;
+    if (defaultTtl !== undefined) total += await this.#drain({ except: overridden.map(([name]) => name) }, defaultTtl);
+    if (total > 0) this.#logger.info("expired sessions deleted", { sessions: total });
+    return total;
+  }
+
+  async #drain(scope: { appName: string } | { except: string[] }, ttlSeconds: number): Promise<number> {
+    const cutoff = BigInt(Date.now()) * 1_000_000n - BigInt(ttlSeconds) * 1_000_000_000n;
+    let total = 0;
+    for (;;) {
+      const deleted = await this.#store.sweepExpired(scope, cutoff, BATCH);
+      total += deleted;
+      if (deleted < BATCH) return total;
+    }
+  }
+}
