@@ -19,18 +19,24 @@ export function splitState(state: JsonObject | undefined): ScopedState {
   if (!state) return scoped;
   for (const [key, value] of Object.entries(state)) {
     if (value === undefined) continue;
-    if (key.startsWith(APP_PREFIX)) scoped.app[key.slice(APP_PREFIX.length)] = value;
-    else if (key.startsWith(USER_PREFIX)) scoped.user[key.slice(USER_PREFIX.length)] = value;
-    else if (!key.startsWith(TEMP_PREFIX)) scoped.session[key] = value;
+    if (key.startsWith(APP_PREFIX)) put(scoped.app, key.slice(APP_PREFIX.length), value);
+    else if (key.startsWith(USER_PREFIX)) put(scoped.user, key.slice(USER_PREFIX.length), value);
+    else if (!key.startsWith(TEMP_PREFIX)) put(scoped.session, key, value);
   }
   return scoped;
+}
+
+// An own property even for "__proto__" (as in "user:__proto__"), which plain
+// assignment would turn into the object's prototype and lose.
+function put(target: JsonObject, key: string, value: JsonObject[string]): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** The delta as it is stored on the event: everything but `temp:` keys. */
 export function withoutTemp(state: JsonObject): JsonObject {
   const kept: JsonObject = {};
   for (const [key, value] of Object.entries(state)) {
-    if (!key.startsWith(TEMP_PREFIX)) kept[key] = value;
+    if (!key.startsWith(TEMP_PREFIX)) put(kept, key, value);
   }
   return kept;
 }
@@ -46,8 +52,9 @@ export function isEmpty(state: JsonObject): boolean {
 
 /** What readers see: session keys as stored, app and user keys re-prefixed. */
 export function mergeState(session: JsonObject, app: JsonObject | null | undefined, user: JsonObject | null | undefined): JsonObject {
-  const merged: JsonObject = { ...session };
-  if (app) for (const [key, value] of Object.entries(app)) merged[APP_PREFIX + key] = value;
-  if (user) for (const [key, value] of Object.entries(user)) merged[USER_PREFIX + key] = value;
+  const merged: JsonObject = {};
+  for (const [key, value] of Object.entries(session)) put(merged, key, value);
+  if (app) for (const [key, value] of Object.entries(app)) put(merged, APP_PREFIX + key, value);
+  if (user) for (const [key, value] of Object.entries(user)) put(merged, USER_PREFIX + key, value);
   return merged;
 }

@@ -113,7 +113,10 @@ export class Redactor {
     if (Array.isArray(value)) return value.map((v) => this.#json(v, hits));
     if (value !== null && typeof value === "object") {
       const out: Record<string, JsonValue> = {};
-      for (const [k, v] of Object.entries(value)) out[k] = this.#json(v as JsonValue, hits);
+      for (const [k, v] of Object.entries(value)) {
+        // defineProperty: a key "__proto__" must stay a key.
+        Object.defineProperty(out, k, { value: this.#json(v as JsonValue, hits), enumerable: true, writable: true, configurable: true });
+      }
       return out;
     }
     return value;

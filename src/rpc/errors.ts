@@ -9,7 +9,17 @@ import { PgCode, sqlState } from "../storage/pg-errors.js";
 
 const NETWORK_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"]);
 
+// Messages travel in HTTP/2 headers (grpc-message), which peers cap at a few
+// KiB; a message quoting a huge key would make the answer itself fail.
+const MAX_MESSAGE_CHARS = 1024;
+
 export function toConnectError(err: unknown, logger: Logger, procedure: string): ConnectError {
+  const mapped = classify(err, logger, procedure);
+  if (mapped.rawMessage.length <= MAX_MESSAGE_CHARS) return mapped;
+  return new ConnectError(`${mapped.rawMessage.slice(0, MAX_MESSAGE_CHARS)}…`, mapped.code, mapped.metadata);
+}
+
+function classify(err: unknown, logger: Logger, procedure: string): ConnectError {
   if (err instanceof ConnectError) return err;
   const state = sqlState(err);
   switch (state) {
@@ -19,6 +29,7 @@ export function toConnectError(err: unknown, logger: Logger, procedure: string):
       return new ConnectError("a value holds a character sequence the database cannot store", Code.InvalidArgument);
     case PgCode.stackDepthExceeded:
     case PgCode.programLimitExceeded:
+    case PgCode.numericOutOfRange:
       return new ConnectError("a value is too large or too deeply nested to store", Code.InvalidArgument);
     // Not ABORTED: clients read ABORTED as "your copy of the session is stale",
     // which a transient conflict between transactions is not.

@@ -1,5 +1,14 @@
 import type { Event } from "../../gen/ts/sessionstore/v1/event_pb.js";
-import { checkJson, checkText, checkTimestamp, invalid, MAX_BRANCH_LENGTH, MAX_ID_LENGTH, MAX_NAME_LENGTH } from "./validate.js";
+import {
+  checkJson,
+  checkStoredTimestamp,
+  checkText,
+  checkTimestamp,
+  invalid,
+  MAX_BRANCH_LENGTH,
+  MAX_ID_LENGTH,
+  MAX_NAME_LENGTH,
+} from "./validate.js";
 
 /**
  * Checks an event before anything is stored. State deltas are held to jsonb's
@@ -15,7 +24,7 @@ export function checkEvent(event: Event): Event {
   checkText("event.author", event.author, MAX_NAME_LENGTH);
   checkText("event.invocation_id", event.invocationId, MAX_NAME_LENGTH);
   if (event.branch !== undefined) checkText("event.branch", event.branch, MAX_BRANCH_LENGTH);
-  if (event.timestamp) checkTimestamp("event.timestamp", event.timestamp);
+  if (event.timestamp) checkStoredTimestamp("event.timestamp", event.timestamp);
   const json = { forbidNul: false };
   checkJson("event.custom_metadata", event.customMetadata, json);
   checkJson("event.usage_metadata", event.usageMetadata, json);

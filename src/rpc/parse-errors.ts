@@ -3,7 +3,8 @@ import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/conn
 
 // Connect reports a request body that does not decode as protobuf (random
 // bytes, or nesting past the decoder's depth limit) as INTERNAL, which
-// blames the server for the client's input. A caller must be able to tell
+// blames the server for the client's input. (Connect's own framing errors,
+// such as an incomplete envelope, are already INVALID_ARGUMENT.) A caller must be able to tell
 // "fix your request" from "our bug", so such answers are re-labelled
 // INVALID_ARGUMENT here, for each protocol's own encoding of the status.
 // JSON bodies that do not parse are already INVALID_ARGUMENT.
@@ -38,6 +39,22 @@ async function rewrite(res: UniversalServerResponse): Promise<UniversalServerRes
     }
     return { ...res, body: once(bytes) };
   }
+  // Connect streaming: the status is in the end-of-stream envelope (flag 2).
+  if (type.startsWith("application/connect+") && res.body && Symbol.asyncIterator in res.body) {
+    const it = res.body[Symbol.asyncIterator]();
+    const first = await it.next();
+    if (first.done) return { ...res, body: once() };
+    const chunk = first.value;
+    const rest = { [Symbol.asyncIterator]: () => it };
+    if ((chunk[0] ?? 0) & 0x02) {
+      const end = safeJson(chunk.subarray(5)) as { error?: { code?: unknown; message?: unknown } } | undefined;
+      if (end?.error?.code === "internal" && PARSE_FAILURE.test(String(end.error.message))) {
+        const payload = new TextEncoder().encode(JSON.stringify({ ...end, error: { ...end.error, code: "invalid_argument" } }));
+        return { ...res, body: prepend(frame(payload, 0x02), rest) };
+      }
+    }
+    return { ...res, body: prepend(chunk, rest) };
+  }
   // gRPC-Web: the status is in a trailer frame inside the body.
   if (type.startsWith("application/grpc-web") && res.body && Symbol.asyncIterator in res.body) {
     const it = res.body[Symbol.asyncIterator]();
@@ -48,7 +65,10 @@ async function rewrite(res: UniversalServerResponse): Promise<UniversalServerRes
     if ((chunk[0] ?? 0) & 0x80) {
       const text = new TextDecoder().decode(chunk.subarray(5));
       if (/grpc-status: ?13\r\n/.test(text) && /grpc-message: ?parse(%20| )binary/.test(text)) {
-        return { ...res, body: prepend(frame(text.replace(/grpc-status: ?13\r\n/, "grpc-status: 3\r\n")), rest) };
+        return {
+          ...res,
+          body: prepend(frame(new TextEncoder().encode(text.replace(/grpc-status: ?13\r\n/, "grpc-status: 3\r\n")), 0x80), rest),
+        };
       }
     }
     return { ...res, body: prepend(chunk, rest) };
@@ -56,10 +76,9 @@ async function rewrite(res: UniversalServerResponse): Promise<UniversalServerRes
   return res;
 }
 
-function frame(text: string): Uint8Array {
-  const payload = new TextEncoder().encode(text);
+function frame(payload: Uint8Array, flags: number): Uint8Array {
   const out = new Uint8Array(5 + payload.length);
-  out[0] = 0x80;
+  out[0] = flags;
   new DataView(out.buffer).setUint32(1, payload.length);
   out.set(payload, 5);
   return out;

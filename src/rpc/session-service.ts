@@ -22,7 +22,7 @@ import type { StreamHub } from "../stream/hub.js";
 import { checkEvent } from "./event-rules.js";
 import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
 import { type StreamSettings, streamEventsImpl } from "./stream-events.js";
-import { checkJson, checkTimestamp, invalid, pageSize, requireId } from "./validate.js";
+import { checkJson, checkTimestamp, invalid, MAX_STORED_NS, MIN_STORED_NS, pageSize, requireId } from "./validate.js";
 
 export interface ServiceDeps {
   store: SessionStore;
@@ -46,7 +46,8 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
     async getSession(req) {
       const key = sessionKey(req);
       if (req.numRecentEvents !== undefined && req.numRecentEvents < 0) throw invalid("num_recent_events must not be negative");
-      const afterNs = req.afterTimestamp ? timestampToNs(checkTimestamp("after_timestamp", req.afterTimestamp)) : undefined;
+      // Clamped to what a stored time can be: before 1677 means "every event".
+      const afterNs = req.afterTimestamp ? clampNs(timestampToNs(checkTimestamp("after_timestamp", req.afterTimestamp))) : undefined;
       const found = await store.getSession(key, { numRecent: req.numRecentEvents, afterNs });
       if (!found) throw notFound(key);
       return create(GetSessionResponseSchema, { session: toSession(found.session, found.events) });
@@ -139,6 +140,10 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       return create(EraseUserDataResponseSchema, { sessionsDeleted: BigInt(erased.sessions), eventsDeleted: erased.events });
     },
   };
+}
+
+function clampNs(ns: bigint): bigint {
+  return ns < MIN_STORED_NS ? MIN_STORED_NS : ns > MAX_STORED_NS ? MAX_STORED_NS : ns;
 }
 
 function sessionKey(req: { appName: string; userId: string; sessionId: string }): SessionKey {

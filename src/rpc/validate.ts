@@ -44,6 +44,21 @@ export function checkTimestamp(field: string, ts: Timestamp): Timestamp {
   return ts;
 }
 
+// Stored times are int64 nanoseconds: 1677-09-21T00:12:43.145224192Z to
+// 2262-04-11T23:47:16.854775807Z.
+export const MIN_STORED_NS = -(2n ** 63n);
+export const MAX_STORED_NS = 2n ** 63n - 1n;
+
+/** A time that is stored in a column (an event's timestamp). */
+export function checkStoredTimestamp(field: string, ts: Timestamp): Timestamp {
+  checkTimestamp(field, ts);
+  const ns = ts.seconds * 1_000_000_000n + BigInt(ts.nanos);
+  if (ns < MIN_STORED_NS || ns > MAX_STORED_NS) {
+    throw invalid(`${field} must be from 1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z`);
+  }
+  return ts;
+}
+
 export interface JsonRules {
   /** State lands in jsonb, which cannot hold U+0000. */
   forbidNul: boolean;
@@ -69,9 +84,14 @@ function walk(path: string, value: JsonValue, depth: number, rules: JsonRules): 
   } else if (value !== null && typeof value === "object") {
     for (const [key, child] of Object.entries(value)) {
       if (rules.forbidNul && key.includes("\u0000")) throw invalid(`${path} has a key with a NUL character`);
-      walk(`${path}.${key}`, child as JsonValue, depth + 1, rules);
+      walk(`${path}.${shortKey(key)}`, child as JsonValue, depth + 1, rules);
     }
   }
+}
+
+/** A key as quoted in an error message: enough to find it, never the whole of a huge one. */
+function shortKey(key: string): string {
+  return key.length > 40 ? `${key.slice(0, 40)}…` : key;
 }
 
 /** 0 means the default; over the maximum is lowered to it (AIP-158). */

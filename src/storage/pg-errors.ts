@@ -8,6 +8,7 @@ export const PgCode = {
   characterNotInRepertoire: "22021",
   programLimitExceeded: "54000",
   stackDepthExceeded: "54001",
+  numericOutOfRange: "22003",
   tooManyConnections: "53300",
   adminShutdown: "57P01",
   cannotConnectNow: "57P03",

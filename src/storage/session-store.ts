@@ -400,25 +400,45 @@ export class SessionStore {
       const body = toBinary(EventSchema, event);
       this.#checkLimit(key, "maxEventBytes", body.length, "the event's size in bytes");
 
+      // The session row and the event row in one statement, one round trip.
+      // The event row is written before the user and app states now, which
+      // changes no lock order: its keys all belong to this session, whose lock
+      // this transaction holds. A limit check that throws below still rolls
+      // back everything.
       const updated = await trx
-        .updateTable("sessions")
-        .set({
-          revision: seq,
-          update_time_ns: updateTimeNs,
-          ...(isEmpty(delta.session) ? {} : { state: sql<string>`state || ${JSON.stringify(delta.session)}::jsonb` }),
-        })
-        .where("pk", "=", row.pk)
-        .returning(sql<number>`CASE WHEN ${!isEmpty(delta.session)} THEN octet_length(state::text) ELSE 0 END`.as("bytes"))
+        .with("s", (db) =>
+          db
+            .updateTable("sessions")
+            .set({
+              revision: seq,
+              update_time_ns: updateTimeNs,
+              ...(isEmpty(delta.session) ? {} : { state: sql<string>`state || ${JSON.stringify(delta.session)}::jsonb` }),
+            })
+            .where("pk", "=", row.pk)
+            .returning(sql<number>`CASE WHEN ${!isEmpty(delta.session)} THEN octet_length(state::text) ELSE 0 END`.as("bytes")),
+        )
+        .with("e", (db) =>
+          db
+            .insertInto("events")
+            .values({
+              session_pk: row.pk,
+              seq,
+              event_id: eventId,
+              timestamp_ns: timestampNs,
+              body,
+              app_name: key.appName,
+              user_id: key.userId,
+            })
+            .returning("seq"),
+        )
+        .selectFrom(["s", "e"])
+        .select("s.bytes")
         .executeTakeFirstOrThrow();
       this.#checkLimit(key, "maxStateBytes", Number(updated.bytes), "the session state's size in bytes");
       const user = await writeUserState(trx, key.appName, key.userId, delta.user, updateTimeNs);
       if (user) this.#checkLimit(key, "maxStateBytes", user.bytes, "the user state's size in bytes");
       const app = await writeAppState(trx, key.appName, delta.app, updateTimeNs);
       if (app) this.#checkLimit(key, "maxStateBytes", app.bytes, "the app state's size in bytes");
-      await trx
-        .insertInto("events")
-        .values({ session_pk: row.pk, seq, event_id: eventId, timestamp_ns: timestampNs, body, app_name: key.appName, user_id: key.userId })
-        .execute();
       return { event, revision: seq, updateTimeNs, duplicate: false };
     });
   }

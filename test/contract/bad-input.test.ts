@@ -1,5 +1,6 @@
 import { Code, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { sql } from "kysely";
 import { expect, it } from "vitest";
 import { type AppendEventRequest, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract, expectCode } from "../support/contract.js";
@@ -64,6 +65,16 @@ describeContract("bad input", (t) => {
       ["NUL in a state key", { event: { author: "user", actions: { stateDelta: { "a\u0000": 1 } } } as never }, /NUL/],
       ["deep nesting", { event: { author: "user", actions: { stateDelta: nested(40) } } as never }, /nested/],
       ["nesting past the decoder's limit", { event: { author: "user", actions: { stateDelta: nested(400) } } as never }, /depth/],
+      [
+        "timestamp before int64 nanoseconds",
+        { event: { author: "user", timestamp: { seconds: -10_000_000_000n, nanos: 0 } } as never },
+        /1677/,
+      ],
+      [
+        "timestamp past int64 nanoseconds",
+        { event: { author: "user", timestamp: { seconds: 9_223_372_037n, nanos: 0 } } as never },
+        /2262/,
+      ],
       ["negative expected_revision", { event: { author: "user" } as never, expectedRevision: -1n }, /expected_revision/],
       ["over-long event id", { event: { author: "user", id: "e".repeat(200) } as never }, /event.id/],
     ];
@@ -85,6 +96,39 @@ describeContract("bad input", (t) => {
     await expectCode(t().client.createSession({ appName, userId: "u1", sessionId: "s", state: { x: "\u0000" } }), Code.InvalidArgument);
     await expectCode(t().client.getSession({ appName, userId: "u1", sessionId: "s" }), Code.NotFound);
     expect((await t().client.getUserState({ appName, userId: "u1" })).state).toEqual({});
+  });
+
+  it("keeps a user:__proto__ key as a key, and lets no key pollute prototypes", async () => {
+    const key = { appName: unique("app"), userId: "u1", sessionId: "s" };
+    await t().client.createSession(key);
+    await t().client.appendEvent({
+      ...key,
+      event: { author: "user", actions: { stateDelta: JSON.parse('{"user:__proto__": 5, "__x": 1}') } },
+    });
+    // Read from the table: this TypeScript client's own Struct decoder would drop the key.
+    const { rows } = await sql<{ state: string }>`SELECT state::text AS state FROM user_states WHERE app_name = ${key.appName}`.execute(
+      t().database.db,
+    );
+    expect(rows[0]?.state).toBe('{"__proto__": 5}');
+    const state = (await t().client.getSession(key)).session?.state ?? {};
+    expect(Object.keys(state).sort()).toEqual(["__x", "user:__proto__"]);
+    // A key named exactly "__proto__" never reaches the server: protobuf-es
+    // drops it while decoding (SECURITY.md). It must at least pollute nothing.
+    await t().client.appendEvent({
+      ...key,
+      event: { author: "user", actions: { stateDelta: JSON.parse('{"__proto__": {"polluted": 1}}') } },
+    });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("accepts any after_timestamp in the Timestamp range", async () => {
+    const key = { appName: unique("app"), userId: "u1", sessionId: "s" };
+    await t().client.createSession(key);
+    await t().client.appendEvent({ ...key, event: { author: "user" } });
+    const early = await t().client.getSession({ ...key, afterTimestamp: { seconds: -62135596800n, nanos: 0 } });
+    expect(early.session?.events).toHaveLength(1);
+    const late = await t().client.getSession({ ...key, afterTimestamp: { seconds: 253402300799n, nanos: 999_999_999 } });
+    expect(late.session?.events).toHaveLength(0);
   });
 
   it("stores a NUL inside event content, which is not state", async () => {

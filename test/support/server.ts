@@ -3,7 +3,7 @@ import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { type Config, defaults } from "../../src/config/config.js";
-import { silentLogger } from "../../src/log/logger.js";
+import { type Logger, silentLogger } from "../../src/log/logger.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import type { OpenDatabase } from "../../src/storage/database.js";
 import type { TestBackend } from "./backends.js";
@@ -17,12 +17,13 @@ export interface TestServer {
 }
 
 /** A real server on a free loopback port over a fresh database, with a gRPC client. */
-export async function startTestServer(backend: TestBackend, overrides: Partial<Config> = {}): Promise<TestServer> {
+export async function startTestServer(
+  backend: TestBackend,
+  overrides: Partial<Config> = {},
+  logger: Logger = silentLogger,
+): Promise<TestServer> {
   const database = await backend.open();
-  const server = await startServer(
-    { ...defaults, host: "127.0.0.1", port: 0, shutdownGraceMs: 1000, ...overrides },
-    { logger: silentLogger, database },
-  );
+  const server = await startServer({ ...defaults, host: "127.0.0.1", port: 0, shutdownGraceMs: 1000, ...overrides }, { logger, database });
   const transport = createGrpcTransport({ baseUrl: server.url });
   return {
     server,

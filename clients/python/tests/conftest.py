@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from cli_runners import Clis, MissingToolError, build_go_cli, python_cli_command, ts_cli_command
 
 from sessionstore_client.adk import GrpcSessionService
 
@@ -101,6 +102,28 @@ def _wait_until_listening(lines: queue.Queue[str | None], log: list[str]) -> str
 async def service(server: str) -> AsyncIterator[GrpcSessionService]:
     async with GrpcSessionService(server) as svc:
         yield svc
+
+
+@pytest.fixture(scope="session")
+def go_cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Go CLI, built once per test run from clients/go."""
+    try:
+        return build_go_cli(tmp_path_factory.mktemp("go-cli"))
+    except MissingToolError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def clis(server: str, go_cli: Path) -> Clis:
+    """The Python, TypeScript and Go CLIs, pointed at the test server."""
+    try:
+        ts = ts_cli_command()
+    except MissingToolError as e:
+        pytest.fail(str(e), pytrace=False)
+    return Clis(
+        url=f"http://{server}",
+        commands={"python": python_cli_command(), "typescript": ts, "go": [str(go_cli)]},
+    )
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from cli_runners import Clis, assert_all_read_the_same, read_everywhere
 from google.adk.agents import LlmAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.models.base_llm import BaseLlm
@@ -43,7 +44,7 @@ def model_says(*parts: types.Part) -> LlmResponse:
     return LlmResponse(content=types.Content(role="model", parts=list(parts)))
 
 
-async def test_two_turns_of_a_runner(service: GrpcSessionService, app_name: str):
+async def test_two_turns_of_a_runner(service: GrpcSessionService, clis: Clis, app_name: str):
     model = ScriptedModel(
         script=[
             model_says(
@@ -117,6 +118,12 @@ async def test_two_turns_of_a_runner(service: GrpcSessionService, app_name: str)
         c.parts[0].text or c.parts[0].function_call or c.parts[0].function_response for c in model.requests[2].contents
     ]
     assert len(history) == 5 and history[-1] == "What is my favorite color?"
+
+    # The Python, TypeScript and Go CLIs read the very session the Python
+    # client reads, down to the last field.
+    reads = await read_everywhere(service.client, clis, app_name, "u1", session.id)
+    read = assert_all_read_the_same(reads).session
+    assert read.revision == 6 and [e.id for e in read.events] == [e.id for e in stored.events]
 
     # Another session of the same user starts with the user: state.
     other = await service.create_session(app_name=app_name, user_id="u1")

@@ -1,0 +1,17 @@
+import { sql } from "kysely";
+import type { OpenDatabase } from "../../src/storage/database.js";
+
+/**
+ * Everything the service stores, as one comparable value: "nothing changed"
+ * means this is equal before and after.
+ */
+export async function snapshot(database: OpenDatabase): Promise<string> {
+  const { rows } = await sql<{ s: string }>`
+    SELECT concat_ws('|',
+      (SELECT coalesce(string_agg(concat_ws(',', app_name, user_id, id, state::text, revision, update_time_ns), ';' ORDER BY pk), '') FROM sessions),
+      (SELECT coalesce(string_agg(concat_ws(',', session_pk, seq, encode(body, 'hex')), ';' ORDER BY session_pk, seq), '') FROM events),
+      (SELECT coalesce(string_agg(concat_ws(',', app_name, user_id, state::text), ';' ORDER BY app_name, user_id), '') FROM user_states),
+      (SELECT coalesce(string_agg(concat_ws(',', app_name, state::text), ';' ORDER BY app_name), '') FROM app_states)
+    ) AS s`.execute(database.db);
+  return rows[0]?.s ?? "";
+}
