@@ -30,6 +30,19 @@ describe.skipIf(adminUrl === "")("migrations on Postgres", () => {
 });
 
 describe("the embedded store", () => {
+  it("refuses a second opener of the same folder while the first holds it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessionstore-lock-"));
+    try {
+      const first = await openDatabase({ dataDir: dir });
+      await expect(openDatabase({ dataDir: dir })).rejects.toThrow(/in use by process/);
+      await first.close();
+      const again = await openDatabase({ dataDir: dir });
+      await again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("persists to its folder across restarts and migrates idempotently", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sessionstore-pglite-"));
     try {
