@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
@@ -96,6 +97,9 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const serviceNames = [SessionService.typeName, Health.typeName, ServerReflection.typeName];
 
   const shutdown = new AbortController();
+  // Connect links every in-flight call to this signal: a thousand open tails
+  // are a thousand listeners, by design, not a leak.
+  setMaxListeners(0, shutdown.signal);
   const handler = connectNodeAdapter({
     routes: (router: ConnectRouter) => {
       router.service(

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { sql } from "kysely";
 import type { Logger } from "../log/logger.js";
 import { EVENTS_CHANNEL } from "../storage/channels.js";
@@ -36,6 +37,8 @@ export class StreamHub {
     this.#database = database;
     this.#logger = logger;
     this.#liveSince = options.liveSince ?? (() => undefined);
+    // Every open tail links its signal to this one.
+    setMaxListeners(0, this.#stopping.signal);
     this.log = new EventLog(database.db);
     this.feed = new EventFeed(this.log, logger, { batch: options.feedBatch, pollMs: options.feedPollMs });
     this.notifications = options.listenUrl

@@ -1,4 +1,4 @@
-import { create, type DescMessage, equals, fromBinary, type MessageInitShape, type MessageShape, toBinary } from "@bufbuild/protobuf";
+import { type DescMessage, equals, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
@@ -18,6 +18,7 @@ import {
   GetUserStateResponseSchema,
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract } from "../support/contract.js";
+import { codec } from "../support/grpc-js.js";
 import { unique } from "../support/ids.js";
 
 // The plainest gRPC client there is: @grpc/grpc-js with hand-written paths and
@@ -26,14 +27,6 @@ import { unique } from "../support/ids.js";
 // something only Connect clients understand.
 
 const SERVICE = "/sessionstore.v1.SessionService";
-
-function codec<S extends DescMessage>(schema: S) {
-  return {
-    serialize: (value: MessageInitShape<S>) => Buffer.from(toBinary(schema, create(schema, value))),
-    // A plain view: bytes fields would otherwise come out as slices of Buffer.
-    deserialize: (bytes: Buffer) => fromBinary(schema, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
-  };
-}
 
 function unary<I extends DescMessage, O extends DescMessage>(
   client: grpc.Client,

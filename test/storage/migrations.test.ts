@@ -13,7 +13,7 @@ const adminUrl = inject("postgresAdminUrl");
 
 describe.skipIf(adminUrl === "")("migrations on Postgres", () => {
   it("apply exactly once when several replicas start at the same moment", async () => {
-    const created = await createTestDatabase(adminUrl, false);
+    const created = await createTestDatabase(adminUrl, null);
     try {
       const replicas = await Promise.all(Array.from({ length: 4 }, () => openDatabase({ databaseUrl: created.url, poolSize: 2 })));
       const applied = await sql<{ name: string }>`SELECT name FROM sessionstore_migrations ORDER BY name`.execute(replicas[0]?.db as never);

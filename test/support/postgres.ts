@@ -1,11 +1,16 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { inject } from "vitest";
 import { openDatabase } from "../../src/storage/database.js";
 
 // graphile-worker's approach: migrate one template database once per run,
 // then give every test file its own copy with CREATE DATABASE ... TEMPLATE,
 // which is a file copy and takes milliseconds.
-export const TEMPLATE_DB = "sessionstore_test_template";
+// One template per run, so that two runs on one server (a developer's and
+// CI's, say) never drop each other's.
+export function templateName(): string {
+  return `sessionstore_template_${randomBytes(4).toString("hex")}`;
+}
 
 export function withDatabase(adminUrl: string, name: string): string {
   const url = new URL(adminUrl);
@@ -23,21 +28,23 @@ async function admin<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>)
   }
 }
 
-export async function preparePostgresTemplate(adminUrl: string): Promise<void> {
-  await admin(adminUrl, async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DB} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${TEMPLATE_DB}`);
-  });
-  const opened = await openDatabase({ databaseUrl: withDatabase(adminUrl, TEMPLATE_DB), poolSize: 2 });
+export async function preparePostgresTemplate(adminUrl: string, template: string): Promise<void> {
+  await admin(adminUrl, (client) => client.query(`CREATE DATABASE ${template}`));
+  const opened = await openDatabase({ databaseUrl: withDatabase(adminUrl, template), poolSize: 2 });
   await opened.close();
 }
 
-/** A fresh, migrated database for one test file, and a way to drop it. */
-export async function createTestDatabase(adminUrl: string, migrated = true): Promise<{ url: string; drop(): Promise<void> }> {
+export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  await admin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+}
+
+/** A fresh database for one test file (migrated when copied from the run's template), and a way to drop it. */
+export async function createTestDatabase(
+  adminUrl: string,
+  /** null: an empty database, not migrated. */
+  template: string | null = inject("postgresTemplate"),
+): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `sessionstore_test_${randomBytes(6).toString("hex")}`;
-  await admin(adminUrl, (client) => client.query(`CREATE DATABASE ${name}${migrated ? ` TEMPLATE ${TEMPLATE_DB}` : ""}`));
-  return {
-    url: withDatabase(adminUrl, name),
-    drop: () => admin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}),
-  };
+  await admin(adminUrl, (client) => client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`));
+  return { url: withDatabase(adminUrl, name), drop: () => dropDatabase(adminUrl, name) };
 }
