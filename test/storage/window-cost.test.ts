@@ -19,7 +19,12 @@ async function rowsRead(db: Kysely<Database>, sessionPk: bigint, revision: bigin
   const plan = (typeof raw === "string" ? JSON.parse(raw) : raw) as [{ Plan: PlanNode }];
   let total = 0;
   const visit = (node: PlanNode) => {
-    if (node["Relation Name"] === "events") total += node["Actual Rows"] * node["Actual Loops"];
+    // Rows a scan looked at and dropped count too: a scan that returns
+    // nothing may still have read the whole table.
+    if (node["Relation Name"] === "events") {
+      const removed = (node["Rows Removed by Filter"] ?? 0) + (node["Rows Removed by Index Recheck"] ?? 0);
+      total += (node["Actual Rows"] + removed) * node["Actual Loops"];
+    }
     for (const child of node.Plans ?? []) visit(child);
   };
   visit(plan[0].Plan);
@@ -30,6 +35,8 @@ interface PlanNode {
   "Relation Name"?: string;
   "Actual Rows": number;
   "Actual Loops": number;
+  "Rows Removed by Filter"?: number;
+  "Rows Removed by Index Recheck"?: number;
   Plans?: PlanNode[];
 }
 
