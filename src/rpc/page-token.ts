@@ -6,7 +6,13 @@ import { invalid } from "./validate.js";
 // replayed against a different listing or scope.
 
 export function encodeToken(query: readonly string[], position: Record<string, string>): string {
-  return Buffer.from(JSON.stringify({ q: fingerprint(query), ...position })).toString("base64url");
+  return tokenEncoder(query)(position);
+}
+
+/** An encoder for one query, hashing it once: a tail makes a cursor per delivered event. */
+export function tokenEncoder(query: readonly string[]): (position: Record<string, string>) => string {
+  const q = fingerprint(query);
+  return (position) => Buffer.from(JSON.stringify({ q, ...position })).toString("base64url");
 }
 
 /** The position fields of a token, or INVALID_ARGUMENT naming `field`. */

@@ -2,7 +2,7 @@ import { create, fromBinary } from "@bufbuild/protobuf";
 import { durationMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import {
   type StreamEventsRequest,
   type StreamEventsResponse,
@@ -14,7 +14,7 @@ import { type LogPosition, ORIGIN } from "../storage/log-position.js";
 import type { SessionStore } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { type TailItem, type TailOptions, tailScope, tailSession } from "../stream/tail.js";
-import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
+import { decodeToken, parseBigInt, tokenEncoder } from "./page-token.js";
 import { invalid, requireId } from "./validate.js";
 
 export interface StreamSettings {
@@ -59,7 +59,8 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
       if (sessionPk === undefined) {
         throw new ConnectError(`session "${sessionId}" not found for app "${appName}" and user "${userId}"`, Code.NotFound);
       }
-      const cursor = (seq: bigint) => encodeToken(scopeKey, { s: seq.toString() });
+      const encode = tokenEncoder(scopeKey);
+      const cursor = (seq: bigint) => encode({ s: seq.toString() });
       for await (const item of tailSession({ ...key, sessionPk }, from, hub.tailDeps, options)) yield respond(item, cursor);
       throwIfStopping(hub);
       return;
@@ -73,7 +74,8 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
     } else if (start.case === "fromNow") {
       from = "now";
     }
-    const cursor = (p: LogPosition) => encodeToken(scopeKey, { t: p.tx.toString(), p: p.pos.toString() });
+    const encode = tokenEncoder(scopeKey);
+    const cursor = (p: LogPosition) => encode({ t: p.tx.toString(), p: p.pos.toString() });
     for await (const item of tailScope({ appName, userId }, from, hub.tailDeps, options)) yield respond(item, cursor);
     throwIfStopping(hub);
   };
@@ -107,12 +109,25 @@ function respond<P>(item: TailItem<P>, cursor: (position: P) => string): StreamE
   }
 }
 
+// The feed hands the same row to every tail of it: decode it once, not once
+// per tail. Responses only read the message.
+const decodedEvents = new WeakMap<LoggedEvent, Event>();
+
+function decoded(event: LoggedEvent): Event {
+  let message = decodedEvents.get(event);
+  if (!message) {
+    message = fromBinary(EventSchema, event.body);
+    decodedEvents.set(event, message);
+  }
+  return message;
+}
+
 function streamed(event: LoggedEvent, cursor: string) {
   return {
     appName: event.appName,
     userId: event.userId,
     sessionId: event.sessionId,
-    event: fromBinary(EventSchema, event.body),
+    event: decoded(event),
     cursor,
   };
 }
