@@ -5,7 +5,10 @@ import { EVENTS_CHANNEL } from "../storage/channels.js";
 import type { OpenDatabase } from "../storage/database.js";
 import { EventLog } from "../storage/event-log.js";
 import { EventFeed } from "./feed.js";
-import { PgNotifications } from "./pg-notifications.js";
+import { LISTEN_APPLICATION_NAME, PgNotifications } from "./pg-notifications.js";
+
+const PEER_CHECK_MS = 2000;
+
 import type { TailDeps } from "./tail.js";
 
 export interface HubOptions {
@@ -31,6 +34,9 @@ export class StreamHub {
   readonly #liveSince: (appName: string) => bigint | undefined;
   readonly #stopping = new AbortController();
   #notifyInFlight = false;
+  // Until the first look, assume there are other replicas: a missed NOTIFY costs latency, an extra one only a query.
+  #peers = true;
+  #peerTimer: NodeJS.Timeout | undefined;
   #notifyAgain = false;
 
   constructor(database: OpenDatabase, logger: Logger, options: HubOptions) {
@@ -52,6 +58,35 @@ export class StreamHub {
 
   async start(): Promise<void> {
     await this.notifications?.start();
+    if (this.notifications) {
+      await this.#lookForPeers();
+      this.#peerTimer = setInterval(() => void this.#lookForPeers(), PEER_CHECK_MS);
+      this.#peerTimer.unref();
+    }
+  }
+
+  /** Whether another replica's LISTEN connection was seen on this database at the last look. */
+  get hasPeers(): boolean {
+    return this.#peers;
+  }
+
+  // A lone server has nobody to NOTIFY, and on the hot path that query is a
+  // second round trip per append. So look for other replicas' LISTEN
+  // connections every few seconds and NOTIFY only while there are some. A
+  // replica that starts in between gets events through its feed's poll until
+  // the next look; it loses none.
+  async #lookForPeers(): Promise<void> {
+    const own = this.notifications?.backendPid;
+    try {
+      const { rows } = await sql<{ peers: number }>`
+        SELECT count(*)::int AS peers FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = ${LISTEN_APPLICATION_NAME} AND pid <> ${own ?? 0}`.execute(
+        this.#database.db,
+      );
+      this.#peers = (rows[0]?.peers ?? 1) > 0;
+    } catch {
+      this.#peers = true;
+    }
   }
 
   get tailDeps(): TailDeps {
@@ -75,7 +110,7 @@ export class StreamHub {
   /** An event was committed by this process. */
   appended(): void {
     this.feed.wake();
-    if (this.notifications) this.#notifyReplicas();
+    if (this.notifications && this.#peers) this.#notifyReplicas();
   }
 
   /** A session was deleted by this process (other replicas hear it from the DELETE's own NOTIFY). */
@@ -93,6 +128,7 @@ export class StreamHub {
   }
 
   async close(): Promise<void> {
+    if (this.#peerTimer) clearInterval(this.#peerTimer);
     this.stopTails();
     this.feed.close();
     await this.notifications?.close();

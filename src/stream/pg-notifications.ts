@@ -11,6 +11,9 @@ export interface NotificationHandlers {
   reconnected(): void;
 }
 
+/** How replicas recognise each other's LISTEN connections in pg_stat_activity. */
+export const LISTEN_APPLICATION_NAME = "sessionstore-listen";
+
 /**
  * The process's single LISTEN connection (not one per tail). If it drops it
  * reconnects with backoff and reports `reconnected`, so every open tail
@@ -60,7 +63,7 @@ export class PgNotifications {
   }
 
   async #connect(isReconnect: boolean): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#url, keepAlive: true, application_name: "sessionstore-listen" });
+    const client = new pg.Client({ connectionString: this.#url, keepAlive: true, application_name: LISTEN_APPLICATION_NAME });
     let dropped = false;
     const onDrop = (err?: Error) => {
       if (dropped) return;

@@ -15,6 +15,16 @@ describe.skipIf(!postgresAvailable())("StreamEvents across replicas [postgres]",
     await set?.close();
   });
 
+  it("sees each other's LISTEN connection, so each NOTIFYs the other", async () => {
+    const [a, b] = set.replicas;
+    if (!a || !b) throw new Error("two replicas expected");
+    // B started after A, so B saw A at once; A sees B at its next look.
+    expect(b.server.streams.hasPeers).toBe(true);
+    const deadline = Date.now() + 10_000;
+    while (!a.server.streams.hasPeers && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(a.server.streams.hasPeers).toBe(true);
+  });
+
   it("delivers to a tail on replica A what is appended through replica B", async () => {
     const [a, b] = set.replicas;
     if (!a || !b) throw new Error("two replicas expected");

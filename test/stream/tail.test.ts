@@ -4,8 +4,14 @@ import { describeContract } from "../support/contract.js";
 import { unique } from "../support/ids.js";
 import { TailRecorder } from "../support/tail.js";
 
-describeContract("StreamEvents", (t) => {
+describeContract("StreamEvents", (t, backend) => {
   const seqs = (tail: TailRecorder) => tail.events.map((e) => Number(e.event?.seq));
+
+  it("sends no NOTIFY when it is the only server on its database", () => {
+    // Embedded: no LISTEN/NOTIFY at all. PostgreSQL: no other replica's LISTEN connection seen.
+    if (backend.name === "postgres") expect(t().server.streams.hasPeers).toBe(false);
+    else expect(t().server.streams.notifications).toBeUndefined();
+  });
 
   it("delivers a session's history, then caught_up, then live events", async () => {
     const key = { appName: unique("app"), userId: "u1", sessionId: "s" };
