@@ -7,40 +7,13 @@ import type { LogPosition } from "../../src/storage/log-position.js";
 import type { Database } from "../../src/storage/schema.js";
 import { SessionStore } from "../../src/storage/session-store.js";
 import { backends } from "../support/backends.js";
+import { rowsRead as planRows } from "../support/plan.js";
+
+function rowsRead(db: Kysely<Database>, after: LogPosition, limit: number, appName?: string): Promise<number> {
+  return planRows(db as Kysely<unknown>, scopeQuery({ appName }, after, limit).compile(db), "events");
+}
 
 const HISTORY = 20_000;
-
-interface PlanNode {
-  "Relation Name"?: string;
-  "Actual Rows": number;
-  "Actual Loops": number;
-  "Rows Removed by Filter"?: number;
-  "Rows Removed by Index Recheck"?: number;
-  Plans?: PlanNode[];
-}
-
-/** Rows the plan actually read from the events table, over all loops. */
-async function rowsRead(db: Kysely<Database>, after: LogPosition, limit: number, appName?: string): Promise<number> {
-  const compiled = scopeQuery({ appName }, after, limit).compile(db);
-  const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>({
-    ...compiled,
-    sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${compiled.sql}`,
-  });
-  const raw = explained.rows[0]?.["QUERY PLAN"];
-  const plan = (typeof raw === "string" ? JSON.parse(raw) : raw) as [{ Plan: PlanNode }];
-  let total = 0;
-  const visit = (node: PlanNode) => {
-    // Rows a scan looked at and dropped count too: a scan that returns
-    // nothing may still have read the whole table.
-    if (node["Relation Name"] === "events") {
-      const removed = (node["Rows Removed by Filter"] ?? 0) + (node["Rows Removed by Index Recheck"] ?? 0);
-      total += (node["Actual Rows"] + removed) * node["Actual Loops"];
-    }
-    for (const child of node.Plans ?? []) visit(child);
-  };
-  visit(plan[0].Plan);
-  return total;
-}
 
 // The live feed runs this on every wake: its cost must follow the rows it
 // returns, not the size of the table (a per-row full scan here once made live

@@ -5,40 +5,13 @@ import type { OpenDatabase } from "../../src/storage/database.js";
 import type { Database } from "../../src/storage/schema.js";
 import { type EventWindow, SessionStore, windowQuery } from "../../src/storage/session-store.js";
 import { backends } from "../support/backends.js";
+import { rowsRead as planRows } from "../support/plan.js";
+
+function rowsRead(db: Kysely<Database>, sessionPk: bigint, revision: bigint, window: EventWindow): Promise<number> {
+  return planRows(db as Kysely<unknown>, windowQuery(db, sessionPk, revision, window).compile(), "events");
+}
 
 const HISTORY = 3000;
-
-/** Rows the plan actually read from the events table, over all loops. */
-async function rowsRead(db: Kysely<Database>, sessionPk: bigint, revision: bigint, window: EventWindow): Promise<number> {
-  const compiled = windowQuery(db, sessionPk, revision, window).compile();
-  const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>({
-    ...compiled,
-    sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${compiled.sql}`,
-  });
-  const raw = explained.rows[0]?.["QUERY PLAN"];
-  const plan = (typeof raw === "string" ? JSON.parse(raw) : raw) as [{ Plan: PlanNode }];
-  let total = 0;
-  const visit = (node: PlanNode) => {
-    // Rows a scan looked at and dropped count too: a scan that returns
-    // nothing may still have read the whole table.
-    if (node["Relation Name"] === "events") {
-      const removed = (node["Rows Removed by Filter"] ?? 0) + (node["Rows Removed by Index Recheck"] ?? 0);
-      total += (node["Actual Rows"] + removed) * node["Actual Loops"];
-    }
-    for (const child of node.Plans ?? []) visit(child);
-  };
-  visit(plan[0].Plan);
-  return total;
-}
-
-interface PlanNode {
-  "Relation Name"?: string;
-  "Actual Rows": number;
-  "Actual Loops": number;
-  "Rows Removed by Filter"?: number;
-  "Rows Removed by Index Recheck"?: number;
-  Plans?: PlanNode[];
-}
 
 // The cost of a windowed GetSession must follow the window, not the history:
 // checked on the query plan (rows actually read), not with a clock.
