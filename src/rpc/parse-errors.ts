@@ -40,40 +40,40 @@ async function rewrite(res: UniversalServerResponse): Promise<UniversalServerRes
     return { ...res, body: once(bytes) };
   }
   // Connect streaming: the status is in the end-of-stream envelope (flag 2).
-  if (type.startsWith("application/connect+") && res.body && Symbol.asyncIterator in res.body) {
-    const it = res.body[Symbol.asyncIterator]();
-    const first = await it.next();
-    if (first.done) return { ...res, body: once() };
-    const chunk = first.value;
-    const rest = { [Symbol.asyncIterator]: () => it };
-    if ((chunk[0] ?? 0) & 0x02) {
+  if (type.startsWith("application/connect+")) {
+    return rewriteFirstFrame(res, (chunk) => {
+      if (!((chunk[0] ?? 0) & 0x02)) return undefined;
       const end = safeJson(chunk.subarray(5)) as { error?: { code?: unknown; message?: unknown } } | undefined;
-      if (end?.error?.code === "internal" && PARSE_FAILURE.test(String(end.error.message))) {
-        const payload = new TextEncoder().encode(JSON.stringify({ ...end, error: { ...end.error, code: "invalid_argument" } }));
-        return { ...res, body: prepend(frame(payload, 0x02), rest) };
-      }
-    }
-    return { ...res, body: prepend(chunk, rest) };
+      if (end?.error?.code !== "internal" || !PARSE_FAILURE.test(String(end.error.message))) return undefined;
+      return frame(new TextEncoder().encode(JSON.stringify({ ...end, error: { ...end.error, code: "invalid_argument" } })), 0x02);
+    });
   }
   // gRPC-Web: the status is in a trailer frame inside the body.
-  if (type.startsWith("application/grpc-web") && res.body && Symbol.asyncIterator in res.body) {
-    const it = res.body[Symbol.asyncIterator]();
-    const first = await it.next();
-    if (first.done) return { ...res, body: once() };
-    const chunk = first.value;
-    const rest = { [Symbol.asyncIterator]: () => it };
-    if ((chunk[0] ?? 0) & 0x80) {
+  if (type.startsWith("application/grpc-web")) {
+    return rewriteFirstFrame(res, (chunk) => {
+      if (!((chunk[0] ?? 0) & 0x80)) return undefined;
       const text = new TextDecoder().decode(chunk.subarray(5));
-      if (/grpc-status: ?13\r\n/.test(text) && /grpc-message: ?parse(%20| )binary/.test(text)) {
-        return {
-          ...res,
-          body: prepend(frame(new TextEncoder().encode(text.replace(/grpc-status: ?13\r\n/, "grpc-status: 3\r\n")), 0x80), rest),
-        };
-      }
-    }
-    return { ...res, body: prepend(chunk, rest) };
+      if (!/grpc-status: ?13\r\n/.test(text) || !/grpc-message: ?parse(%20| )binary/.test(text)) return undefined;
+      return frame(new TextEncoder().encode(text.replace(/grpc-status: ?13\r\n/, "grpc-status: 3\r\n")), 0x80);
+    });
   }
   return res;
+}
+
+/**
+ * An error raised while reading the request is the whole answer, in the
+ * body's first chunk: offer that chunk to `rewrite`, keep the rest as is.
+ */
+async function rewriteFirstFrame(
+  res: UniversalServerResponse,
+  rewrite: (chunk: Uint8Array) => Uint8Array | undefined,
+): Promise<UniversalServerResponse> {
+  if (!res.body || !(Symbol.asyncIterator in res.body)) return res;
+  const it = res.body[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done) return { ...res, body: once() };
+  const rest = { [Symbol.asyncIterator]: () => it };
+  return { ...res, body: prepend(rewrite(first.value) ?? first.value, rest) };
 }
 
 function frame(payload: Uint8Array, flags: number): Uint8Array {

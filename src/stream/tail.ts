@@ -62,17 +62,16 @@ export async function* tailSession(
     let seq = start === "now" ? await deps.log.lastSeq(scope.sessionPk) : start;
 
     const catchUp = async function* (): AsyncGenerator<TailItem<bigint>> {
-      do {
-        sub.beginCatchUp();
+      yield* untilSettled(sub, options.signal, async function* () {
         for (;;) {
           const events = await deps.log.readSession(scope.sessionPk, seq, options.batch);
           for (const event of events) {
             seq = event.seq;
             yield { kind: "event", event, position: seq };
           }
-          if (events.length < options.batch) break;
+          if (events.length < options.batch) return;
         }
-      } while (sub.needsResync && !options.signal.aborted);
+      });
       if (sub.isDeleted || !(await deps.sessionExists(scope.sessionPk, scope.appName))) throw deletedError(scope);
     };
 
@@ -120,9 +119,8 @@ export async function* tailScope(
   try {
     let position = start === "now" ? await deps.log.now() : start;
 
-    const catchUp = async function* (): AsyncGenerator<TailItem<LogPosition>> {
-      do {
-        sub.beginCatchUp();
+    const catchUp = () =>
+      untilSettled(sub, options.signal, async function* (): AsyncGenerator<TailItem<LogPosition>> {
         for (;;) {
           const read = await deps.log.readScope({ ...scope, liveSince: deps.liveSince(scope.appName) }, position, options.batch);
           for (const event of read.events) {
@@ -132,10 +130,9 @@ export async function* tailScope(
           // The read's watermark is at or past the feed's position when this
           // tail subscribed, so from here the feed has everything after it.
           position = later(position, read.reached);
-          if (read.events.length < options.batch) break;
+          if (read.events.length < options.batch) return;
         }
-      } while (sub.needsResync && !options.signal.aborted);
-    };
+      });
 
     yield* catchUp();
     yield { kind: "caughtUp", position };
@@ -165,4 +162,16 @@ export async function* tailScope(
   } finally {
     unsubscribe();
   }
+}
+
+/**
+ * Runs one pass of reads from the table, and again while the mailbox dropped
+ * events during it: a pass that ends with nothing dropped leaves the feed
+ * holding everything after it.
+ */
+async function* untilSettled<T>(sub: Subscription, signal: AbortSignal, pass: () => AsyncGenerator<T>): AsyncGenerator<T> {
+  do {
+    sub.beginCatchUp();
+    yield* pass();
+  } while (sub.needsResync && !signal.aborted);
 }
