@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
@@ -24,7 +25,9 @@ import { sessionServiceImpl } from "../rpc/session-service.js";
 import { type OpenDatabase, openDatabase } from "../storage/database.js";
 import { SessionStore } from "../storage/session-store.js";
 import { StreamHub } from "../stream/hub.js";
+import { grpcUnaryHandler } from "./grpc-unary.js";
 import { createListener, type TlsFiles } from "./listener.js";
+import { serviceRoute } from "./routes.js";
 
 export interface RunningServer {
   host: string;
@@ -100,26 +103,41 @@ export async function startServer(config: Config, options: StartOptions): Promis
   // Connect links every in-flight call to this signal: a thousand open tails
   // are a thousand listeners, by design, not a leak.
   setMaxListeners(0, shutdown.signal);
-  const handler = connectNodeAdapter({
+  const services = [
+    serviceRoute(
+      SessionService,
+      sessionServiceImpl({
+        store,
+        hub,
+        redactors: new RedactorSet(policies),
+        streams: { defaultHeartbeatMs: config.heartbeatMs, tailCapacity: config.tailBuffer, readBatch: 500 },
+      }),
+    ),
+    serviceRoute(Health, healthServiceImpl(health)),
+    serviceRoute(ServerReflection, reflectionServiceImpl(files, serviceNames)),
+  ];
+  const interceptors = [errorInterceptor(logger), refuseAbandoned, ...(tokens.size > 0 ? [authInterceptor(tokens, logger)] : [])];
+  const connect = connectNodeAdapter({
     routes: (router: ConnectRouter) => {
-      router.service(
-        SessionService,
-        sessionServiceImpl({
-          store,
-          hub,
-          redactors: new RedactorSet(policies),
-          streams: { defaultHeartbeatMs: config.heartbeatMs, tailCapacity: config.tailBuffer, readBatch: 500 },
-        }),
-      );
-      router.service(Health, healthServiceImpl(health));
-      router.service(ServerReflection, reflectionServiceImpl(files, serviceNames));
+      for (const route of services) route.register(router);
       reclassifyParseErrors(router);
     },
-    interceptors: [errorInterceptor(logger), refuseAbandoned, ...(tokens.size > 0 ? [authInterceptor(tokens, logger)] : [])],
+    interceptors,
     readMaxBytes: config.maxMessageBytes,
     writeMaxBytes: config.maxMessageBytes,
     shutdownSignal: shutdown.signal,
   });
+  const unary = grpcUnaryHandler({
+    services: services.map((route) => route.spec),
+    interceptors,
+    readMaxBytes: config.maxMessageBytes,
+    writeMaxBytes: config.maxMessageBytes,
+    shutdownSignal: shutdown.signal,
+  });
+  const handler: typeof connect = (req, res) => {
+    if (req.httpVersionMajor === 2 && unary(req as Http2ServerRequest, res as Http2ServerResponse)) return;
+    connect(req, res);
+  };
 
   const listener = createListener(handler, config.maxMessageBytes, tlsFiles);
   try {

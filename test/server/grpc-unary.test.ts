@@ -1,0 +1,194 @@
+import http2 from "node:http2";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  CreateSessionRequestSchema,
+  GetSessionRequestSchema,
+  GetSessionResponseSchema,
+  GetUserStateRequestSchema,
+  GetUserStateResponseSchema,
+} from "../../gen/ts/sessionstore/v1/session_service_pb.js";
+import { describeContract } from "../support/contract.js";
+import { unique } from "../support/ids.js";
+
+// Unary gRPC calls with a binary, uncompressed body are served by the
+// server's own handler (src/server/grpc-unary.ts); everything else by
+// Connect. A request that names gzip as its encoding goes to Connect even
+// when its message is not compressed, so the same bytes can be sent down
+// both paths: every answer must be the same.
+
+interface RawAnswer {
+  status: string | undefined;
+  message: string | undefined;
+  headers: http2.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+const SERVICE = "/sessionstore.v1.SessionService";
+
+function envelope(payload: Uint8Array, flags = 0): Buffer {
+  const out = Buffer.alloc(5 + payload.length);
+  out[0] = flags;
+  out.writeUInt32BE(payload.length, 1);
+  out.set(payload, 5);
+  return out;
+}
+
+function unenvelope(body: Buffer, headers: http2.IncomingHttpHeaders): Uint8Array {
+  expect(body.length).toBeGreaterThanOrEqual(5);
+  const payload = body.subarray(5, 5 + body.readUInt32BE(1));
+  return body[0] === 1 ? (expect(headers["grpc-encoding"]).toBe("gzip"), gunzipSync(payload)) : payload;
+}
+
+describeContract(
+  "unary gRPC fast path",
+  (t) => {
+    let session: http2.ClientHttp2Session;
+    beforeAll(() => {
+      session = http2.connect(t().server.url);
+    });
+    afterAll(() => {
+      session.close();
+    });
+
+    function call(path: string, body: Uint8Array, extra: http2.OutgoingHttpHeaders = {}): Promise<RawAnswer> {
+      return new Promise((resolve, reject) => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": path,
+          "content-type": "application/grpc",
+          te: "trailers",
+          ...extra,
+        });
+        let headers: http2.IncomingHttpHeaders = {};
+        const chunks: Buffer[] = [];
+        stream.on("response", (h) => {
+          headers = h;
+        });
+        stream.on("data", (c: Buffer) => chunks.push(c));
+        stream.on("trailers", (trailers) => {
+          // A trailers-only answer carries the status in the headers.
+          headers = { ...headers, ...trailers };
+        });
+        stream.on("error", reject);
+        stream.on("close", () => {
+          const message = headers["grpc-message"];
+          resolve({
+            status: headers["grpc-status"] as string | undefined,
+            message: typeof message === "string" ? decodeURIComponent(message) : undefined,
+            headers,
+            body: Buffer.concat(chunks),
+          });
+        });
+        stream.end(body);
+      });
+    }
+
+    /** The same request down both paths; the answers must agree. */
+    async function both(path: string, body: Uint8Array): Promise<RawAnswer> {
+      const fast = await call(path, body);
+      const viaConnect = await call(path, body, { "grpc-encoding": "gzip" });
+      expect({ status: fast.status, message: fast.message }).toEqual({ status: viaConnect.status, message: viaConnect.message });
+      return fast;
+    }
+
+    it("answers a call as Connect does", async () => {
+      const appName = unique("app");
+      await t().client.createSession({ appName, userId: "u", sessionId: "s", state: { "user:tier": "gold" } });
+      const request = envelope(toBinary(GetUserStateRequestSchema, create(GetUserStateRequestSchema, { appName, userId: "u" })));
+      const answer = await both(`${SERVICE}/GetUserState`, request);
+      expect(answer.status).toBe("0");
+      expect(answer.headers["content-type"]).toBe("application/grpc+proto");
+      expect(fromBinary(GetUserStateResponseSchema, unenvelope(answer.body, answer.headers)).state).toEqual({ tier: "gold" });
+    });
+
+    it("gives the same status and message for every kind of bad request", async () => {
+      const missing = create(GetSessionRequestSchema, { appName: "a", userId: "u", sessionId: unique("none") });
+      const cases: { name: string; path: string; body: Uint8Array; code: Code }[] = [
+        {
+          name: "not found",
+          path: `${SERVICE}/GetSession`,
+          body: envelope(toBinary(GetSessionRequestSchema, missing)),
+          code: Code.NotFound,
+        },
+        {
+          name: "invalid field",
+          path: `${SERVICE}/CreateSession`,
+          body: envelope(toBinary(CreateSessionRequestSchema, create(CreateSessionRequestSchema, { appName: "", userId: "u" }))),
+          code: Code.InvalidArgument,
+        },
+        {
+          name: "not protobuf",
+          path: `${SERVICE}/GetSession`,
+          body: envelope(Buffer.from([0xff, 0xff, 0xff, 0xff])),
+          code: Code.InvalidArgument,
+        },
+        { name: "no message", path: `${SERVICE}/GetSession`, body: new Uint8Array(0), code: Code.Unimplemented },
+        {
+          name: "two messages",
+          path: `${SERVICE}/GetSession`,
+          body: Buffer.concat([envelope(new Uint8Array(0)), envelope(new Uint8Array(0))]),
+          code: Code.Unimplemented,
+        },
+        {
+          name: "cut envelope",
+          path: `${SERVICE}/GetSession`,
+          body: envelope(Buffer.alloc(10)).subarray(0, 8),
+          code: Code.InvalidArgument,
+        },
+        { name: "short header", path: `${SERVICE}/GetSession`, body: Buffer.from([0, 0, 0]), code: Code.InvalidArgument },
+      ];
+      for (const c of cases) {
+        const answer = await both(c.path, c.body);
+        expect(Code[Number(answer.status)], `${c.name}: ${answer.message}`).toBe(Code[c.code]);
+        expect(answer.message, c.name).toBeTruthy();
+      }
+    });
+
+    it("refuses a compressed message whose encoding was not named", async () => {
+      const body = envelope(
+        gzipSync(toBinary(GetUserStateRequestSchema, create(GetUserStateRequestSchema, { appName: "a", userId: "u" }))),
+        1,
+      );
+      const answer = await call(`${SERVICE}/GetUserState`, body);
+      expect(Code[Number(answer.status)]).toBe(Code[Code.Internal]);
+      expect(answer.message).toMatch(/compressed envelope/);
+      // Named, it is Connect's to decompress, and it works.
+      expect((await call(`${SERVICE}/GetUserState`, body, { "grpc-encoding": "gzip" })).status).toBe("0");
+    });
+
+    it("refuses a bad deadline header as Connect does", async () => {
+      const body = envelope(toBinary(GetUserStateRequestSchema, create(GetUserStateRequestSchema, { appName: "a", userId: "u" })));
+      const fast = await call(`${SERVICE}/GetUserState`, body, { "grpc-timeout": "soon" });
+      const viaConnect = await call(`${SERVICE}/GetUserState`, body, { "grpc-timeout": "soon", "grpc-encoding": "gzip" });
+      expect(fast.status).not.toBe("0");
+      expect({ status: fast.status, message: fast.message }).toEqual({ status: viaConnect.status, message: viaConnect.message });
+    });
+
+    it("gzips large answers only for clients that accept gzip", async () => {
+      const appName = unique("app");
+      const big = "x".repeat(1500);
+      await t().client.createSession({ appName, userId: "u", sessionId: "s", state: { big } });
+      const body = envelope(toBinary(GetSessionRequestSchema, create(GetSessionRequestSchema, { appName, userId: "u", sessionId: "s" })));
+      const plain = await call(`${SERVICE}/GetSession`, body);
+      expect(plain.body[0]).toBe(0);
+      expect(plain.headers["grpc-encoding"]).toBeUndefined();
+      const zipped = await call(`${SERVICE}/GetSession`, body, { "grpc-accept-encoding": "identity, gzip" });
+      expect(zipped.body[0]).toBe(1);
+      expect(zipped.body.length).toBeLessThan(plain.body.length);
+      for (const answer of [plain, zipped]) {
+        expect(fromBinary(GetSessionResponseSchema, unenvelope(answer.body, answer.headers)).session?.state).toEqual({ big });
+      }
+    });
+
+    it("refuses a message over the size limit before reading it", async () => {
+      const header = Buffer.from([0, 0, 0, 0x10, 0]); // promises 4,096 bytes
+      const answer = await both(`${SERVICE}/GetSession`, Buffer.concat([header, Buffer.alloc(4096)]));
+      expect(Code[Number(answer.status)]).toBe(Code[Code.ResourceExhausted]);
+      expect(answer.message).toMatch(/larger than configured readMaxBytes 2048/);
+    });
+  },
+  { maxMessageBytes: 2048 },
+);
