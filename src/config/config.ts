@@ -8,6 +8,8 @@ export interface Config {
   dataDir: string;
   /** Connections in the Postgres pool. */
   poolSize: number;
+  /** Group-commit transactions of appends in flight at once. */
+  appendBatches: number;
   /** How long in-flight calls may run after SIGTERM before they are cut. */
   shutdownGraceMs: number;
   /** Largest request or response message, in bytes. */
@@ -71,6 +73,13 @@ const options: Option[] = [
     key: "poolSize",
     parse: integer("SESSIONSTORE_POOL_SIZE", 1, 1000),
     help: "Postgres connections",
+  },
+  {
+    env: "SESSIONSTORE_APPEND_BATCHES",
+    flag: "--append-batches",
+    key: "appendBatches",
+    parse: integer("SESSIONSTORE_APPEND_BATCHES", 1, 64),
+    help: "group-commit transactions of appends in flight at once",
   },
   {
     env: "SESSIONSTORE_SHUTDOWN_GRACE_MS",
@@ -166,6 +175,7 @@ export const defaults: Config = {
   databaseUrl: undefined,
   dataDir: "./data",
   poolSize: 20,
+  appendBatches: 1,
   shutdownGraceMs: 10_000,
   maxMessageBytes: 16 * 1024 * 1024,
   logLevel: "info",

@@ -80,7 +80,12 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const database =
     options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.poolSize }));
   let streams: StreamHub | undefined;
-  const store = new SessionStore(database.db, { policies, logger, onDeleted: (pk) => streams?.deleted(pk) });
+  const store = new SessionStore(database.db, {
+    policies,
+    logger,
+    onDeleted: (pk) => streams?.deleted(pk),
+    appendBatches: config.appendBatches,
+  });
   streams = new StreamHub(database, logger, {
     listenUrl: database.backend === "postgres" ? database.url : undefined,
     feedBatch: 500,

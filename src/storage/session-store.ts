@@ -8,6 +8,7 @@ import { maxNs, nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { Logger } from "../log/logger.js";
 import { type Limits, PolicySet } from "../policy/app-policy.js";
 import { DELETED_CHANNEL } from "./channels.js";
+import { GroupCommit, type Outcome } from "./group-commit.js";
 import { isUniqueViolation } from "./pg-errors.js";
 import type { Database } from "./schema.js";
 
@@ -61,6 +62,32 @@ export interface AppendResult {
   duplicate: boolean;
 }
 
+/** An append waiting for group commit, its event id already fixed. */
+interface PendingAppend {
+  input: AppendInput;
+  eventId: string;
+}
+
+/** A session as an append finds it once locked. */
+interface LockedRow {
+  pk: bigint;
+  revision: bigint;
+  update_time_ns: bigint;
+  existing: Uint8Array | null;
+}
+
+/** One event to write and its session's update. */
+interface PlannedWrite {
+  key: SessionKey;
+  pk: bigint;
+  seq: bigint;
+  eventId: string;
+  timestampNs: bigint;
+  updateTimeNs: bigint;
+  body: Uint8Array;
+  delta: ScopedState;
+}
+
 export interface ListEventsQuery {
   key: SessionKey;
   limit: number;
@@ -82,6 +109,12 @@ export interface StoreOptions {
   logger?: Logger;
   /** Called after a session was deleted by this store (delete, erase, purge), with its primary key. */
   onDeleted?: (sessionPk: bigint) => void;
+  /**
+   * Group-commit transactions of appends in flight at once (default 1).
+   * One is fastest on few cores: batches then grow with the load, and each
+   * costs the database one commit.
+   */
+  appendBatches?: number;
 }
 
 export class SessionStore {
@@ -90,12 +123,24 @@ export class SessionStore {
   readonly #logger: Logger | undefined;
   readonly #onDeleted: (sessionPk: bigint) => void;
   readonly #warned = new Map<string, number>();
+  readonly #appends: GroupCommit<PendingAppend, AppendResult>;
 
   constructor(db: Kysely<Database>, options: StoreOptions = {}) {
     this.#db = db;
     this.#policies = options.policies ?? new PolicySet();
     this.#logger = options.logger;
     this.#onDeleted = options.onDeleted ?? (() => {});
+    this.#appends = new GroupCommit((batch) => this.#appendBatch(batch), {
+      maxBatches: options.appendBatches ?? 1,
+      maxBatchSize: 128,
+      // Same session, same user state, same app state: one per batch.
+      keys: ({ input: { key, delta } }) => {
+        const keys = [`s\u0000${key.appName}\u0000${key.userId}\u0000${key.sessionId}`];
+        if (!isEmpty(delta.user)) keys.push(`u\u0000${key.appName}\u0000${key.userId}`);
+        if (!isEmpty(delta.app)) keys.push(`a\u0000${key.appName}`);
+        return keys;
+      },
+    });
   }
 
   private get db(): Kysely<Database> {
@@ -179,9 +224,11 @@ export class SessionStore {
         throw new ConnectError(`session "${id}" already exists for app "${key.appName}" and user "${key.userId}"`, Code.AlreadyExists);
       }
       this.#checkLimit(full, "maxStateBytes", Number(inserted.bytes), "the session state's size in bytes");
-      const user = await writeUserState(trx, key.appName, key.userId, initial.user, now);
+      const [user] = isEmpty(initial.user)
+        ? []
+        : await upsertUserStates(trx, [{ appName: key.appName, userId: key.userId, delta: initial.user, now }]);
       if (user) this.#checkLimit(full, "maxStateBytes", user.bytes, "the user state's size in bytes");
-      const app = await writeAppState(trx, key.appName, initial.app, now);
+      const [app] = isEmpty(initial.app) ? [] : await upsertAppStates(trx, [{ appName: key.appName, userId: "", delta: initial.app, now }]);
       if (app) this.#checkLimit(full, "maxStateBytes", app.bytes, "the app state's size in bytes");
       const userState = user?.state ?? (await readUserState(trx, key.appName, key.userId));
       const appState = app?.state ?? (await readAppState(trx, key.appName));
@@ -328,119 +375,174 @@ export class SessionStore {
     return row?.pk;
   }
 
-  async appendEvent(input: AppendInput): Promise<AppendResult> {
+  /**
+   * Appends go through group commit: under load, appends to different
+   * sessions share one transaction (see group-commit.ts). Each one's outcome
+   * is what it would have been on its own.
+   */
+  appendEvent(input: AppendInput): Promise<AppendResult> {
+    // The id is fixed before the first attempt, so every retry below (and a
+    // batch that is run again one by one) finds its own earlier copy.
+    return this.#appends.submit({ input, eventId: input.event.id || randomUUID() });
+  }
+
+  async #appendBatch(batch: PendingAppend[]): Promise<Outcome<AppendResult>[]> {
+    if (batch.length > 1) {
+      try {
+        return await this.#appendTogether(batch);
+      } catch {
+        // Something in the shared transaction failed (a state over its
+        // limit, a race on an event id, a lost connection): nothing of it was
+        // written. Each append then runs on its own and gets its own answer.
+      }
+    }
+    return Promise.all(batch.map((pending) => this.#appendAlone(pending)));
+  }
+
+  async #appendAlone(pending: PendingAppend): Promise<Outcome<AppendResult>> {
     try {
-      return await this.#appendOnce(input);
+      return await only(this.#appendTogether([pending]));
     } catch (err) {
       // Two appends of one event id raced: the loser's duplicate check ran on
       // a snapshot taken before the winner committed. Run again to return the
       // stored event, as a sequential retry would.
-      if (isUniqueViolation(err, "events_event_id")) return await this.#appendOnce(input);
-      throw err;
+      if (!isUniqueViolation(err, "events_event_id")) return { ok: false, error: err };
+      return only(this.#appendTogether([pending])).catch((error: unknown): Outcome<AppendResult> => ({ ok: false, error }));
     }
   }
 
-  async #appendOnce(input: AppendInput): Promise<AppendResult> {
-    const { key, delta } = input;
-    const cutoff = this.liveSince(key.appName);
+  /**
+   * Appends to different sessions (and scopes) in one transaction of four
+   * round trips: BEGIN, lock and read, write, COMMIT. Refusals (not found,
+   * stale, over a limit) are outcomes of their own append only; an error
+   * thrown from here means nothing was written.
+   */
+  async #appendTogether(batch: PendingAppend[]): Promise<Outcome<AppendResult>[]> {
     return this.db.transaction().execute(async (trx) => {
-      const eventId = input.event.id || randomUUID();
-      // One round trip serializes appends to the session (which is what makes
-      // seq gapless) and looks for an earlier copy of the event.
+      const keys = sql.join(
+        batch.map((p, i) => {
+          const { appName, userId, sessionId } = p.input.key;
+          const cutoff = this.liveSince(appName) ?? null;
+          return sql`(${i}::int, ${appName}::text, ${userId}::text, ${sessionId}::text, ${p.eventId}::text, ${cutoff}::bigint)`;
+        }),
+      );
+      // Serializes appends per session (which is what makes seq gapless),
+      // reads each session's revision and looks for an earlier copy of the
+      // event.
       //
-      // The advisory lock is taken first, in the select list, which runs
-      // before the row lock: waiting for it assigns no transaction id, while
-      // waiting for a row lock on a row another transaction updated does.
-      // So an append gets its transaction id only after the previous append
-      // to the session committed, and transaction-id order is seq order in
-      // every session: what live tails across sessions rely on.
-      const row = await trx
-        .selectFrom("sessions as s")
-        .select((eb) => [
-          sql<string>`pg_advisory_xact_lock(hashtextextended('sessionstore.session.' || s.pk, 0))::text`.as("serialized"),
-          "s.pk",
-          "s.revision",
-          "s.update_time_ns",
-          eb
-            .selectFrom("events as e")
-            .select("e.body")
-            .whereRef("e.session_pk", "=", "s.pk")
-            .where("e.event_id", "=", eventId)
-            .as("existing"),
-        ])
-        .where("s.app_name", "=", key.appName)
-        .where("s.user_id", "=", key.userId)
-        .where("s.id", "=", key.sessionId)
-        .$if(cutoff !== undefined, (qb) => qb.where("s.update_time_ns", ">=", cutoff as bigint))
-        .forUpdate("s")
-        .executeTakeFirst();
-      if (!row) throw notFound(key);
-      if (row.existing) {
-        return { event: decodeEvent(row.existing), revision: row.revision, updateTimeNs: row.update_time_ns, duplicate: true };
-      }
-      if (input.expectedRevision !== undefined && input.expectedRevision !== row.revision) {
-        throw new ConnectError(
-          `session "${key.sessionId}" was modified in storage: expected revision ${input.expectedRevision}, current revision ${row.revision}; reload the session and retry`,
-          Code.Aborted,
-        );
-      }
-
-      const seq = row.revision + 1n;
-      this.#checkLimit(key, "maxEventsPerSession", Number(seq), "the session's event count");
-      const event = create(EventSchema, { ...input.event, id: eventId, seq });
-      let timestampNs: bigint;
-      if (event.timestamp) {
-        timestampNs = timestampToNs(event.timestamp);
-      } else {
-        // Never before the session's last update, so server times stay ordered.
-        timestampNs = maxNs(nowNs(), row.update_time_ns);
-        event.timestamp = nsToTimestamp(timestampNs);
-      }
-      const updateTimeNs = maxNs(timestampNs, row.update_time_ns);
-      const body = toBinary(EventSchema, event);
-      this.#checkLimit(key, "maxEventBytes", body.length, "the event's size in bytes");
-
-      // The session row and the event row in one statement, one round trip.
-      // The event row is written before the user and app states now, which
-      // changes no lock order: its keys all belong to this session, whose lock
-      // this transaction holds. A limit check that throws below still rolls
-      // back everything.
-      const updated = await trx
-        .with("s", (db) =>
-          db
-            .updateTable("sessions")
-            .set({
-              revision: seq,
-              update_time_ns: updateTimeNs,
-              ...(isEmpty(delta.session) ? {} : { state: sql<string>`state || ${JSON.stringify(delta.session)}::jsonb` }),
-            })
-            .where("pk", "=", row.pk)
-            .returning(sql<number>`CASE WHEN ${!isEmpty(delta.session)} THEN octet_length(state::text) ELSE 0 END`.as("bytes")),
+      // The advisory locks come first, all of them, in primary-key order (so
+      // two batches cannot deadlock): the one-time filter runs before any row
+      // is read. Waiting for an advisory lock assigns no transaction id,
+      // locking a row does. So a batch gets its transaction id only once
+      // every earlier append to its sessions has committed, and
+      // transaction-id order is seq order in every session: what live tails
+      // across sessions rely on. FOR UPDATE then reads each row's latest
+      // version, whatever the statement's snapshot.
+      const { rows } = await sql<LockedRow & { i: number }>`
+        WITH k (i, app_name, user_id, id, event_id, cutoff) AS (VALUES ${keys}),
+        locks AS MATERIALIZED (
+          SELECT pg_advisory_xact_lock(hashtextextended('sessionstore.session.' || o.pk, 0))::text AS serialized
+          FROM (SELECT s.pk FROM k JOIN sessions s USING (app_name, user_id, id) ORDER BY s.pk) AS o
         )
-        .with("e", (db) =>
-          db
-            .insertInto("events")
-            .values({
-              session_pk: row.pk,
-              seq,
-              event_id: eventId,
-              timestamp_ns: timestampNs,
-              body,
-              app_name: key.appName,
-              user_id: key.userId,
-            })
-            .returning("seq"),
-        )
-        .selectFrom(["s", "e"])
-        .select("s.bytes")
-        .executeTakeFirstOrThrow();
-      this.#checkLimit(key, "maxStateBytes", Number(updated.bytes), "the session state's size in bytes");
-      const user = await writeUserState(trx, key.appName, key.userId, delta.user, updateTimeNs);
-      if (user) this.#checkLimit(key, "maxStateBytes", user.bytes, "the user state's size in bytes");
-      const app = await writeAppState(trx, key.appName, delta.app, updateTimeNs);
-      if (app) this.#checkLimit(key, "maxStateBytes", app.bytes, "the app state's size in bytes");
-      return { event, revision: seq, updateTimeNs, duplicate: false };
+        SELECT k.i, s.pk, s.revision, s.update_time_ns,
+               (SELECT e.body FROM events e WHERE e.session_pk = s.pk AND e.event_id = k.event_id) AS existing
+        FROM k JOIN sessions s USING (app_name, user_id, id)
+        WHERE (SELECT count(*) FROM locks) >= 0 AND (k.cutoff IS NULL OR s.update_time_ns >= k.cutoff)
+        FOR UPDATE OF s`.execute(trx);
+      const found = new Map(rows.map((r) => [Number(r.i), r]));
+      const writes: PlannedWrite[] = [];
+      const outcomes = batch.map((pending, i): Outcome<AppendResult> => {
+        const row = found.get(i);
+        if (!row) return { ok: false, error: notFound(pending.input.key) };
+        try {
+          const plan = this.#plan(pending, row);
+          if (plan.write) writes.push(plan.write);
+          return { ok: true, value: plan.result };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      });
+      if (writes.length > 0) await this.#write(trx, writes);
+      return outcomes;
     });
+  }
+
+  /**
+   * What an append does to its session, locked in the state `row`: return
+   * the stored copy of the same event, refuse (stale, over a limit), or
+   * write the next event.
+   */
+  #plan(pending: PendingAppend, row: LockedRow): { result: AppendResult; write?: PlannedWrite } {
+    const { input, eventId } = pending;
+    const { key, delta } = input;
+    if (row.existing) {
+      return { result: { event: decodeEvent(row.existing), revision: row.revision, updateTimeNs: row.update_time_ns, duplicate: true } };
+    }
+    if (input.expectedRevision !== undefined && input.expectedRevision !== row.revision) {
+      throw new ConnectError(
+        `session "${key.sessionId}" was modified in storage: expected revision ${input.expectedRevision}, current revision ${row.revision}; reload the session and retry`,
+        Code.Aborted,
+      );
+    }
+    const seq = row.revision + 1n;
+    this.#checkLimit(key, "maxEventsPerSession", Number(seq), "the session's event count");
+    const event = create(EventSchema, { ...input.event, id: eventId, seq });
+    let timestampNs: bigint;
+    if (event.timestamp) {
+      timestampNs = timestampToNs(event.timestamp);
+    } else {
+      // Never before the session's last update, so server times stay ordered.
+      timestampNs = maxNs(nowNs(), row.update_time_ns);
+      event.timestamp = nsToTimestamp(timestampNs);
+    }
+    const updateTimeNs = maxNs(timestampNs, row.update_time_ns);
+    const body = toBinary(EventSchema, event);
+    this.#checkLimit(key, "maxEventBytes", body.length, "the event's size in bytes");
+    return {
+      result: { event, revision: seq, updateTimeNs, duplicate: false },
+      write: { key, pk: row.pk, seq, eventId, timestampNs, updateTimeNs, body, delta },
+    };
+  }
+
+  /**
+   * Writes planned appends: the session rows and the event rows in one
+   * statement, then the user and app states that have a delta. A limit
+   * check that throws rolls back everything.
+   */
+  async #write(trx: Transaction<Database>, writes: PlannedWrite[]): Promise<void> {
+    const values = writes.map((w) => {
+      const delta = isEmpty(w.delta.session) ? null : JSON.stringify(w.delta.session);
+      return sql`(${w.pk}::bigint, ${w.seq}::bigint, ${w.updateTimeNs}::bigint, ${delta}::jsonb, ${w.eventId}::text,
+                  ${w.timestampNs}::bigint, ${w.body}::bytea, ${w.key.appName}::text, ${w.key.userId}::text)`;
+    });
+    const { rows } = await sql<{ pk: bigint; bytes: number }>`
+      WITH k (pk, seq, update_ns, delta, event_id, ts, body, app_name, user_id) AS (VALUES ${sql.join(values)}),
+      s AS (
+        UPDATE sessions
+           SET revision = k.seq,
+               update_time_ns = k.update_ns,
+               state = CASE WHEN k.delta IS NULL THEN sessions.state ELSE sessions.state || k.delta END
+          FROM k
+         WHERE sessions.pk = k.pk
+        RETURNING sessions.pk, CASE WHEN k.delta IS NULL THEN 0 ELSE octet_length(sessions.state::text) END AS bytes
+      ),
+      e AS (
+        INSERT INTO events (session_pk, seq, event_id, timestamp_ns, body, app_name, user_id)
+        SELECT pk, seq, event_id, ts, body, app_name, user_id FROM k
+      )
+      SELECT pk, bytes FROM s`.execute(trx);
+    if (rows.length !== writes.length) throw new Error(`append: ${rows.length} of ${writes.length} session rows updated`);
+    const bytes = new Map(rows.map((r) => [r.pk, Number(r.bytes)]));
+    for (const w of writes) this.#checkLimit(w.key, "maxStateBytes", bytes.get(w.pk) ?? 0, "the session state's size in bytes");
+
+    const users = writes.filter((w) => !isEmpty(w.delta.user));
+    for (const [i, user] of (await upsertUserStates(trx, users.map(userRow))).entries()) {
+      this.#checkLimit((users[i] as PlannedWrite).key, "maxStateBytes", user.bytes, "the user state's size in bytes");
+    }
+    const apps = writes.filter((w) => !isEmpty(w.delta.app));
+    for (const [i, app] of (await upsertAppStates(trx, apps.map(appRow))).entries()) {
+      this.#checkLimit((apps[i] as PlannedWrite).key, "maxStateBytes", app.bytes, "the app state's size in bytes");
+    }
   }
 
   /** Undefined when the session does not exist. */
@@ -475,50 +577,62 @@ export function windowQuery(db: Kysely<Database>, sessionPk: bigint, revision: b
 }
 
 // `||` replaces whole top-level values and keeps JSON null: ADK's delta rules.
-// ON CONFLICT makes the first write of a scope race-free (ADK #4954).
-// Both return the scope's new state and its size, or undefined when the delta
-// is empty and nothing was written.
-async function writeUserState(
-  trx: Transaction<Database>,
-  appName: string,
-  userId: string,
-  delta: JsonObject,
-  now: bigint,
-): Promise<{ state: JsonObject; bytes: number } | undefined> {
-  if (isEmpty(delta)) return undefined;
-  const row = await trx
-    .insertInto("user_states")
-    .values({ app_name: appName, user_id: userId, state: JSON.stringify(delta), update_time_ns: now })
-    .onConflict((oc) =>
-      oc.columns(["app_name", "user_id"]).doUpdateSet({
-        state: sql<string>`user_states.state || excluded.state`,
-        update_time_ns: sql<bigint>`excluded.update_time_ns`,
-      }),
-    )
-    .returning(["state", sql<number>`octet_length(state::text)`.as("bytes")])
-    .executeTakeFirstOrThrow();
-  return { state: row.state as JsonObject, bytes: Number(row.bytes) };
+// ON CONFLICT makes the first write of a scope race-free (ADK #4954). Rows
+// are written in key order, so transactions that write several never wait
+// on each other in a cycle. Each returns the new state and its size per key.
+interface ScopeRow {
+  appName: string;
+  userId: string;
+  delta: JsonObject;
+  now: bigint;
+}
+interface WrittenScope {
+  state: JsonObject;
+  bytes: number;
 }
 
-async function writeAppState(
-  trx: Transaction<Database>,
-  appName: string,
-  delta: JsonObject,
-  now: bigint,
-): Promise<{ state: JsonObject; bytes: number } | undefined> {
-  if (isEmpty(delta)) return undefined;
-  const row = await trx
-    .insertInto("app_states")
-    .values({ app_name: appName, state: JSON.stringify(delta), update_time_ns: now })
-    .onConflict((oc) =>
-      oc.column("app_name").doUpdateSet({
-        state: sql<string>`app_states.state || excluded.state`,
-        update_time_ns: sql<bigint>`excluded.update_time_ns`,
-      }),
-    )
-    .returning(["state", sql<number>`octet_length(state::text)`.as("bytes")])
-    .executeTakeFirstOrThrow();
-  return { state: row.state as JsonObject, bytes: Number(row.bytes) };
+const scopeKey = (appName: string, userId = "") => `${appName}\u0000${userId}`;
+
+async function upsertUserStates(trx: Transaction<Database>, rows: ScopeRow[]): Promise<WrittenScope[]> {
+  if (rows.length === 0) return [];
+  const sorted = [...rows].sort((a, b) => compare(scopeKey(a.appName, a.userId), scopeKey(b.appName, b.userId)));
+  const values = sorted.map((r) => sql`(${r.appName}::text, ${r.userId}::text, ${JSON.stringify(r.delta)}::jsonb, ${r.now}::bigint)`);
+  const { rows: written } = await sql<{ app_name: string; user_id: string; state: JsonObject; bytes: number }>`
+    INSERT INTO user_states (app_name, user_id, state, update_time_ns) VALUES ${sql.join(values)}
+    ON CONFLICT (app_name, user_id) DO UPDATE SET state = user_states.state || excluded.state, update_time_ns = excluded.update_time_ns
+    RETURNING app_name, user_id, state, octet_length(state::text) AS bytes`.execute(trx);
+  const byKey = new Map(written.map((w) => [scopeKey(w.app_name, w.user_id), { state: w.state, bytes: Number(w.bytes) }]));
+  return rows.map((r) => byKey.get(scopeKey(r.appName, r.userId)) ?? missing("user state"));
+}
+
+async function upsertAppStates(trx: Transaction<Database>, rows: ScopeRow[]): Promise<WrittenScope[]> {
+  if (rows.length === 0) return [];
+  const sorted = [...rows].sort((a, b) => compare(a.appName, b.appName));
+  const values = sorted.map((r) => sql`(${r.appName}::text, ${JSON.stringify(r.delta)}::jsonb, ${r.now}::bigint)`);
+  const { rows: written } = await sql<{ app_name: string; state: JsonObject; bytes: number }>`
+    INSERT INTO app_states (app_name, state, update_time_ns) VALUES ${sql.join(values)}
+    ON CONFLICT (app_name) DO UPDATE SET state = app_states.state || excluded.state, update_time_ns = excluded.update_time_ns
+    RETURNING app_name, state, octet_length(state::text) AS bytes`.execute(trx);
+  const byKey = new Map(written.map((w) => [w.app_name, { state: w.state, bytes: Number(w.bytes) }]));
+  return rows.map((r) => byKey.get(r.appName) ?? missing("app state"));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function missing(what: string): never {
+  throw new Error(`upsert returned no row for a ${what}`);
+}
+
+const userRow = (w: PlannedWrite): ScopeRow => ({ appName: w.key.appName, userId: w.key.userId, delta: w.delta.user, now: w.updateTimeNs });
+const appRow = (w: PlannedWrite): ScopeRow => ({ appName: w.key.appName, userId: "", delta: w.delta.app, now: w.updateTimeNs });
+
+/** The outcome of a one-append batch; a refusal stays an outcome, an error is thrown. */
+async function only<R>(outcomes: Promise<Outcome<R>[]>): Promise<Outcome<R>> {
+  const [outcome] = await outcomes;
+  if (!outcome) throw new Error("append: no outcome");
+  return outcome;
 }
 
 async function readUserState(db: Kysely<Database>, appName: string, userId: string): Promise<JsonObject> {

@@ -1,0 +1,86 @@
+// Group commit: appends that arrive while the database is busy with earlier
+// ones wait here and then go to it together, in one transaction. Under load
+// this turns N transactions (N sets of round trips, N WAL flushes) into one;
+// with one caller at a time every batch holds one item and nothing waits.
+
+export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+export interface GroupCommitOptions<T> {
+  /** Batches in flight at once: each holds a pooled connection. */
+  maxBatches: number;
+  maxBatchSize: number;
+  /**
+   * Items that share a key never go into the same batch: the later one waits
+   * for the next. It keeps every batch equivalent to its items run one by one.
+   */
+  keys: (item: T) => readonly string[];
+}
+
+interface Waiting<T, R> {
+  item: T;
+  resolve: (value: R) => void;
+  reject: (error: unknown) => void;
+}
+
+export class GroupCommit<T, R> {
+  readonly #run: (batch: T[]) => Promise<Outcome<R>[]>;
+  readonly #options: GroupCommitOptions<T>;
+  #waiting: Waiting<T, R>[] = [];
+  #inFlight = 0;
+
+  /** `run` settles every item of its batch, in order; it should not throw. */
+  constructor(run: (batch: T[]) => Promise<Outcome<R>[]>, options: GroupCommitOptions<T>) {
+    this.#run = run;
+    this.#options = options;
+  }
+
+  submit(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.#waiting.push({ item, resolve, reject });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (this.#inFlight < this.#options.maxBatches && this.#waiting.length > 0) {
+      const batch = this.#take();
+      this.#inFlight++;
+      void this.#settle(batch).finally(() => {
+        this.#inFlight--;
+        this.#pump();
+      });
+    }
+  }
+
+  /** The oldest waiting items that fit together; the rest keep their order. */
+  #take(): Waiting<T, R>[] {
+    const taken: Waiting<T, R>[] = [];
+    const left: Waiting<T, R>[] = [];
+    const used = new Set<string>();
+    for (const waiting of this.#waiting) {
+      const keys = this.#options.keys(waiting.item);
+      if (taken.length >= this.#options.maxBatchSize || keys.some((k) => used.has(k))) {
+        left.push(waiting);
+        continue;
+      }
+      for (const k of keys) used.add(k);
+      taken.push(waiting);
+    }
+    this.#waiting = left;
+    return taken;
+  }
+
+  async #settle(batch: Waiting<T, R>[]): Promise<void> {
+    let outcomes: Outcome<R>[];
+    try {
+      outcomes = await this.#run(batch.map((w) => w.item));
+    } catch (error) {
+      outcomes = batch.map(() => ({ ok: false, error }));
+    }
+    batch.forEach((waiting, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.ok) waiting.resolve(outcome.value);
+      else waiting.reject(outcome ? outcome.error : new Error("group commit: no outcome for an item"));
+    });
+  }
+}
