@@ -9,6 +9,7 @@ import { ratio } from "./stats.js";
 
 const names: Record<System, string> = {
   sessionstore: "sessionstore",
+  "sessionstore-ts": "sessionstore (TypeScript client)",
   adk: "ADK DatabaseSessionService",
   "ceiling-pgbench": "ceiling (pgbench)",
   "ceiling-node-pg": "ceiling (node-postgres)",
@@ -119,9 +120,20 @@ export function renderMarkdown(results: Results): string {
   out.push("");
   out.push(
     table(
-      ["writers", "sessionstore", "ADK", "ceiling (pgbench)", "ceiling (node-pg)", "vs ADK", "vs pgbench", "vs node-pg"],
+      [
+        "writers",
+        "sessionstore",
+        "ADK",
+        "ceiling (pgbench)",
+        "ceiling (node-pg)",
+        "vs ADK",
+        "vs pgbench",
+        "vs node-pg",
+        "sessionstore, TS client",
+      ],
       configs.map((c) => {
         const ours = find("sessionstore", c);
+        const viaTs = find("sessionstore-ts", c);
         const adk = find("adk", c);
         const pgb = find("ceiling-pgbench", c);
         const npg = find("ceiling-node-pg", c);
@@ -134,6 +146,7 @@ export function renderMarkdown(results: Results): string {
           times(ratio(ours?.throughput, adk?.throughput)),
           times(ratio(ours?.throughput, pgb?.throughput)),
           times(ratio(ours?.throughput, npg?.throughput)),
+          cell(viaTs),
         ];
       }),
     ),

@@ -4,7 +4,7 @@ import type { Plan } from "./plan.js";
 import type { AppendRun, TailRun } from "./sessionstore.js";
 import { type LatencySummary, median, ratio, round } from "./stats.js";
 
-export type System = "sessionstore" | "adk" | "ceiling-pgbench" | "ceiling-node-pg";
+export type System = "sessionstore" | "sessionstore-ts" | "adk" | "ceiling-pgbench" | "ceiling-node-pg";
 
 export interface RepResult {
   rep: number;

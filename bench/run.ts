@@ -18,6 +18,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AdkPeer, ensureVenv } from "./adk.js";
 import { nodePgCeiling, pgbenchCeiling } from "./ceiling.js";
+import { appendRunGo, buildGoLoad } from "./go-load.js";
 import { fullPlan, type Plan, smokePlan, WORKLOADS, type Workload } from "./plan.js";
 import { BenchDatabases, DEFAULT_ADMIN_URL, ensurePostgres, findPgbench, serverInfo } from "./postgres.js";
 import { runProfile } from "./profile.js";
@@ -197,6 +198,7 @@ async function main(): Promise<void> {
     }
 
     const body = sampleBody();
+    const goLoad = buildGoLoad(root);
     const reps: RepResult[] = [];
     let afterAppendsRssMiB: number | undefined;
     let deepPage: Results["deepPage"];
@@ -210,9 +212,12 @@ async function main(): Promise<void> {
         const label = `${writers} writer(s)${hot ? " on one session" : ""}`;
         const w = plan.appendWarmupSeconds;
         const s = plan.appendSeconds;
-        const ours = await appendRun(server.url, server.pid, tag, writers, hot, w, s);
+        const ours = await appendRunGo(goLoad, server.url, server.pid, `${tag}-go`, writers, hot, w, s);
         r.append.push({ system: "sessionstore", run: ours });
         log(`rep ${rep} append ${label}: sessionstore ${ours.throughput}/s p99 ${ours.latency.p99Ms} ms`);
+        const viaTs = await appendRun(server.url, server.pid, `${tag}-ts`, writers, hot, w, s);
+        r.append.push({ system: "sessionstore-ts", run: viaTs });
+        log(`rep ${rep} append ${label}: sessionstore (TypeScript client) ${viaTs.throughput}/s`);
         if (ceilingUrl && plan.nodePg) {
           const c = await nodePgCeiling(ceilingUrl, `${tag}-n`, writers, hot, body, w, s);
           r.append.push({ system: "ceiling-node-pg", run: c });
