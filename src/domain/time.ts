@@ -28,7 +28,3 @@ const monoAnchorNs = process.hrtime.bigint();
 export function nowNs(): bigint {
   return wallAnchorNs + (process.hrtime.bigint() - monoAnchorNs);
 }
-
-export function maxNs(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
-}

@@ -4,12 +4,12 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { isEmpty, type ScopedState } from "../domain/state.js";
-import { maxNs, nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
+import { nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { Logger } from "../log/logger.js";
 import { type Limits, PolicySet } from "../policy/app-policy.js";
 import { DELETED_CHANNEL } from "./channels.js";
 import { GroupCommit, type Outcome } from "./group-commit.js";
-import { isUniqueViolation } from "./pg-errors.js";
+import { sqlState } from "./pg-errors.js";
 import type { Database } from "./schema.js";
 
 export interface SessionKey {
@@ -68,26 +68,6 @@ interface PendingAppend {
   eventId: string;
 }
 
-/** A session as an append finds it once locked. */
-interface LockedRow {
-  pk: bigint;
-  revision: bigint;
-  update_time_ns: bigint;
-  existing: Uint8Array | null;
-}
-
-/** One event to write and its session's update. */
-interface PlannedWrite {
-  key: SessionKey;
-  pk: bigint;
-  seq: bigint;
-  eventId: string;
-  timestampNs: bigint;
-  updateTimeNs: bigint;
-  body: Uint8Array;
-  delta: ScopedState;
-}
-
 export interface ListEventsQuery {
   key: SessionKey;
   limit: number;
@@ -133,9 +113,11 @@ export class SessionStore {
     this.#appends = new GroupCommit((batch) => this.#appendBatch(batch), {
       maxBatches: options.appendBatches ?? 1,
       maxBatchSize: 128,
-      // Same session, same user state, same app state: one per batch.
+      // One write per user or app state in a batch: they are written last,
+      // in key order, so that batches cannot deadlock on them. Appends to one
+      // session may share a batch; they run in order.
       keys: ({ input: { key, delta } }) => {
-        const keys = [`s\u0000${key.appName}\u0000${key.userId}\u0000${key.sessionId}`];
+        const keys: string[] = [];
         if (!isEmpty(delta.user)) keys.push(`u\u0000${key.appName}\u0000${key.userId}`);
         if (!isEmpty(delta.app)) keys.push(`a\u0000${key.appName}`);
         return keys;
@@ -387,161 +369,93 @@ export class SessionStore {
   }
 
   async #appendBatch(batch: PendingAppend[]): Promise<Outcome<AppendResult>[]> {
-    if (batch.length > 1) {
-      try {
-        return await this.#appendTogether(batch);
-      } catch {
-        // Something in the shared transaction failed (a state over its
-        // limit, a race on an event id, a lost connection): nothing of it was
-        // written. Each append then runs on its own and gets its own answer.
-      }
-    }
-    return Promise.all(batch.map((pending) => this.#appendAlone(pending)));
-  }
-
-  async #appendAlone(pending: PendingAppend): Promise<Outcome<AppendResult>> {
     try {
-      return await only(this.#appendTogether([pending]));
-    } catch (err) {
-      // Two appends of one event id raced: the loser's duplicate check ran on
-      // a snapshot taken before the winner committed. Run again to return the
-      // stored event, as a sequential retry would.
-      if (!isUniqueViolation(err, "events_event_id")) return { ok: false, error: err };
-      return only(this.#appendTogether([pending])).catch((error: unknown): Outcome<AppendResult> => ({ ok: false, error }));
+      return await this.#appendTogether(batch);
+    } catch (error) {
+      if (batch.length === 1) return [{ ok: false, error }];
+      // Something failed that rolled the whole batch back (a state over its
+      // limit, a lost connection): nothing of it was written. Each append
+      // then runs on its own, in order, and gets its own answer.
+      const outcomes: Outcome<AppendResult>[] = [];
+      for (const pending of batch) {
+        outcomes.push(await this.#appendTogether([pending]).then(only, (e: unknown) => ({ ok: false as const, error: e })));
+      }
+      return outcomes;
     }
   }
 
   /**
-   * Appends to different sessions (and scopes) in one transaction of four
-   * round trips: BEGIN, lock and read, write, COMMIT. Refusals (not found,
-   * stale, over a limit) are outcomes of their own append only; an error
-   * thrown from here means nothing was written.
+   * Appends in one call of the sessionstore_append function (migration
+   * 0004): one statement, one round trip, one implicit transaction.
+   * Refusals (not found, stale, over a limit) are outcomes of their own
+   * append only; an error thrown from here means nothing was written.
    */
   async #appendTogether(batch: PendingAppend[]): Promise<Outcome<AppendResult>[]> {
-    return this.db.transaction().execute(async (trx) => {
-      const keys = sql.join(
-        batch.map((p, i) => {
-          const { appName, userId, sessionId } = p.input.key;
-          const cutoff = this.liveSince(appName) ?? null;
-          return sql`(${i}::int, ${appName}::text, ${userId}::text, ${sessionId}::text, ${p.eventId}::text, ${cutoff}::bigint)`;
-        }),
-      );
-      // Serializes appends per session (which is what makes seq gapless),
-      // reads each session's revision and looks for an earlier copy of the
-      // event.
-      //
-      // The advisory locks come first, all of them, in primary-key order (so
-      // two batches cannot deadlock): the one-time filter runs before any row
-      // is read. Waiting for an advisory lock assigns no transaction id,
-      // locking a row does. So a batch gets its transaction id only once
-      // every earlier append to its sessions has committed, and
-      // transaction-id order is seq order in every session: what live tails
-      // across sessions rely on. FOR UPDATE then reads each row's latest
-      // version, whatever the statement's snapshot.
-      const { rows } = await sql<LockedRow & { i: number }>`
-        WITH k (i, app_name, user_id, id, event_id, cutoff) AS (VALUES ${keys}),
-        locks AS MATERIALIZED (
-          SELECT pg_advisory_xact_lock(hashtextextended('sessionstore.session.' || o.pk, 0))::text AS serialized
-          FROM (SELECT s.pk FROM k JOIN sessions s USING (app_name, user_id, id) ORDER BY s.pk) AS o
-        )
-        SELECT k.i, s.pk, s.revision, s.update_time_ns,
-               (SELECT e.body FROM events e WHERE e.session_pk = s.pk AND e.event_id = k.event_id) AS existing
-        FROM k JOIN sessions s USING (app_name, user_id, id)
-        WHERE (SELECT count(*) FROM locks) >= 0 AND (k.cutoff IS NULL OR s.update_time_ns >= k.cutoff)
-        FOR UPDATE OF s`.execute(trx);
-      const found = new Map(rows.map((r) => [Number(r.i), r]));
-      const writes: PlannedWrite[] = [];
-      const outcomes = batch.map((pending, i): Outcome<AppendResult> => {
-        const row = found.get(i);
-        if (!row) return { ok: false, error: notFound(pending.input.key) };
-        try {
-          const plan = this.#plan(pending, row);
-          if (plan.write) writes.push(plan.write);
-          return { ok: true, value: plan.result };
-        } catch (error) {
-          return { ok: false, error };
-        }
-      });
-      if (writes.length > 0) await this.#write(trx, writes);
-      return outcomes;
-    });
+    const events = batch.map((p) => create(EventSchema, { ...p.input.event, id: p.eventId, seq: 0n }));
+    const limits = batch.map((p) => this.#limits(p.input.key.appName));
+    const json = (delta: JsonObject) => (isEmpty(delta) ? null : JSON.stringify(delta));
+    const keys = batch.map((p) => p.input.key);
+    let rows: AppendRow[];
+    try {
+      ({ rows } = await sql<AppendRow>`
+        SELECT * FROM sessionstore_append(
+          ${keys.map((k) => k.appName)}::text[], ${keys.map((k) => k.userId)}::text[], ${keys.map((k) => k.sessionId)}::text[],
+          ${batch.map((p) => p.eventId)}::text[], ${batch.map((p) => p.input.expectedRevision ?? null)}::bigint[],
+          ${events.map((e) => toBinary(EventSchema, e))}::bytea[],
+          ${events.map((e) => (e.timestamp ? timestampToNs(e.timestamp) : null))}::bigint[],
+          ${nowNs()}::bigint, ${keys.map((k) => this.liveSince(k.appName) ?? null)}::bigint[],
+          ${batch.map((p) => json(p.input.delta.session))}::jsonb[], ${batch.map((p) => json(p.input.delta.user))}::jsonb[],
+          ${batch.map((p) => json(p.input.delta.app))}::jsonb[],
+          ${limits.map((l) => BigInt(l.maxEventsPerSession))}::bigint[], ${limits.map((l) => l.maxEventBytes)}::int[],
+          ${limits.map((l) => l.maxStateBytes)}::int[]
+        )`.execute(this.db));
+    } catch (err) {
+      const over = stateOverLimit(err);
+      // Alone, an append whose write would pass a state cap gets its own
+      // RESOURCE_EXHAUSTED; in a batch the caller runs the appends again one by one.
+      if (over && batch.length === 1) {
+        return [
+          settleNow<AppendResult>(() => {
+            this.#checkLimit(keys[0] as SessionKey, "maxStateBytes", over.bytes, SCOPE_SIZE[over.scope]);
+            throw new Error(`append: ${over.scope} state of ${over.bytes} bytes reported over its limit`);
+          }),
+        ];
+      }
+      throw err;
+    }
+    if (rows.length !== batch.length) throw new Error(`append: ${rows.length} outcomes for ${batch.length} appends`);
+    return rows.map((row, i) => settleNow(() => this.#outcome(batch[i] as PendingAppend, events[i] as Event, row)));
   }
 
-  /**
-   * What an append does to its session, locked in the state `row`: return
-   * the stored copy of the same event, refuse (stale, over a limit), or
-   * write the next event.
-   */
-  #plan(pending: PendingAppend, row: LockedRow): { result: AppendResult; write?: PlannedWrite } {
-    const { input, eventId } = pending;
-    const { key, delta } = input;
-    if (row.existing) {
-      return { result: { event: decodeEvent(row.existing), revision: row.revision, updateTimeNs: row.update_time_ns, duplicate: true } };
-    }
-    if (input.expectedRevision !== undefined && input.expectedRevision !== row.revision) {
-      throw new ConnectError(
-        `session "${key.sessionId}" was modified in storage: expected revision ${input.expectedRevision}, current revision ${row.revision}; reload the session and retry`,
-        Code.Aborted,
-      );
-    }
-    const seq = row.revision + 1n;
-    this.#checkLimit(key, "maxEventsPerSession", Number(seq), "the session's event count");
-    const event = create(EventSchema, { ...input.event, id: eventId, seq });
-    let timestampNs: bigint;
-    if (event.timestamp) {
-      timestampNs = timestampToNs(event.timestamp);
-    } else {
-      // Never before the session's last update, so server times stay ordered.
-      timestampNs = maxNs(nowNs(), row.update_time_ns);
-      event.timestamp = nsToTimestamp(timestampNs);
-    }
-    const updateTimeNs = maxNs(timestampNs, row.update_time_ns);
-    const body = toBinary(EventSchema, event);
-    this.#checkLimit(key, "maxEventBytes", body.length, "the event's size in bytes");
-    return {
-      result: { event, revision: seq, updateTimeNs, duplicate: false },
-      write: { key, pk: row.pk, seq, eventId, timestampNs, updateTimeNs, body, delta },
-    };
-  }
-
-  /**
-   * Writes planned appends: the session rows and the event rows in one
-   * statement, then the user and app states that have a delta. A limit
-   * check that throws rolls back everything.
-   */
-  async #write(trx: Transaction<Database>, writes: PlannedWrite[]): Promise<void> {
-    const values = writes.map((w) => {
-      const delta = isEmpty(w.delta.session) ? null : JSON.stringify(w.delta.session);
-      return sql`(${w.pk}::bigint, ${w.seq}::bigint, ${w.updateTimeNs}::bigint, ${delta}::jsonb, ${w.eventId}::text,
-                  ${w.timestampNs}::bigint, ${w.body}::bytea, ${w.key.appName}::text, ${w.key.userId}::text)`;
-    });
-    const { rows } = await sql<{ pk: bigint; bytes: number }>`
-      WITH k (pk, seq, update_ns, delta, event_id, ts, body, app_name, user_id) AS (VALUES ${sql.join(values)}),
-      s AS (
-        UPDATE sessions
-           SET revision = k.seq,
-               update_time_ns = k.update_ns,
-               state = CASE WHEN k.delta IS NULL THEN sessions.state ELSE sessions.state || k.delta END
-          FROM k
-         WHERE sessions.pk = k.pk
-        RETURNING sessions.pk, CASE WHEN k.delta IS NULL THEN 0 ELSE octet_length(sessions.state::text) END AS bytes
-      ),
-      e AS (
-        INSERT INTO events (session_pk, seq, event_id, timestamp_ns, body, app_name, user_id)
-        SELECT pk, seq, event_id, ts, body, app_name, user_id FROM k
-      )
-      SELECT pk, bytes FROM s`.execute(trx);
-    if (rows.length !== writes.length) throw new Error(`append: ${rows.length} of ${writes.length} session rows updated`);
-    const bytes = new Map(rows.map((r) => [r.pk, Number(r.bytes)]));
-    for (const w of writes) this.#checkLimit(w.key, "maxStateBytes", bytes.get(w.pk) ?? 0, "the session state's size in bytes");
-
-    const users = writes.filter((w) => !isEmpty(w.delta.user));
-    for (const [i, user] of (await upsertUserStates(trx, users.map(userRow))).entries()) {
-      this.#checkLimit((users[i] as PlannedWrite).key, "maxStateBytes", user.bytes, "the user state's size in bytes");
-    }
-    const apps = writes.filter((w) => !isEmpty(w.delta.app));
-    for (const [i, app] of (await upsertAppStates(trx, apps.map(appRow))).entries()) {
-      this.#checkLimit((apps[i] as PlannedWrite).key, "maxStateBytes", app.bytes, "the app state's size in bytes");
+  /** What one row of sessionstore_append means for its caller; throws refusals as ConnectErrors. */
+  #outcome(pending: PendingAppend, event: Event, row: AppendRow): AppendResult {
+    const { key, expectedRevision } = pending.input;
+    const revision = row.o_revision ?? 0n;
+    switch (row.o_outcome) {
+      case "not_found":
+        throw notFound(key);
+      case "duplicate":
+        return { event: decodeEvent(row.o_existing as Uint8Array), revision, updateTimeNs: row.o_update_time_ns ?? 0n, duplicate: true };
+      case "stale":
+        throw new ConnectError(
+          `session "${key.sessionId}" was modified in storage: expected revision ${expectedRevision}, current revision ${revision}; reload the session and retry`,
+          Code.Aborted,
+        );
+      case "too_many_events":
+      case "event_too_big":
+      case "ok":
+        // Over a cap this throws RESOURCE_EXHAUSTED; near one it warns.
+        this.#checkLimit(key, "maxEventsPerSession", Number(row.o_seq), "the session's event count");
+        this.#checkLimit(key, "maxEventBytes", row.o_event_bytes ?? 0, "the event's size in bytes");
+        if (row.o_state_bytes) this.#checkLimit(key, "maxStateBytes", row.o_state_bytes, SCOPE_SIZE.session);
+        if (row.o_user_bytes) this.#checkLimit(key, "maxStateBytes", row.o_user_bytes, SCOPE_SIZE.user);
+        if (row.o_app_bytes) this.#checkLimit(key, "maxStateBytes", row.o_app_bytes, SCOPE_SIZE.app);
+        if (row.o_outcome !== "ok") throw new Error(`append: outcome ${row.o_outcome} within the limits`);
+        event.seq = row.o_seq ?? 0n;
+        if (!event.timestamp) event.timestamp = nsToTimestamp(row.o_timestamp_ns ?? 0n);
+        return { event, revision, updateTimeNs: row.o_update_time_ns ?? 0n, duplicate: false };
+      default:
+        throw new Error(`append: unknown outcome ${row.o_outcome}`);
     }
   }
 
@@ -625,14 +539,47 @@ function missing(what: string): never {
   throw new Error(`upsert returned no row for a ${what}`);
 }
 
-const userRow = (w: PlannedWrite): ScopeRow => ({ appName: w.key.appName, userId: w.key.userId, delta: w.delta.user, now: w.updateTimeNs });
-const appRow = (w: PlannedWrite): ScopeRow => ({ appName: w.key.appName, userId: "", delta: w.delta.app, now: w.updateTimeNs });
-
 /** The outcome of a one-append batch; a refusal stays an outcome, an error is thrown. */
-async function only<R>(outcomes: Promise<Outcome<R>[]>): Promise<Outcome<R>> {
-  const [outcome] = await outcomes;
+function only<R>(outcomes: Outcome<R>[]): Outcome<R> {
+  const [outcome] = outcomes;
   if (!outcome) throw new Error("append: no outcome");
   return outcome;
+}
+
+function settleNow<R>(f: () => R): Outcome<R> {
+  try {
+    return { ok: true, value: f() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** A row of sessionstore_append (migration 0004). */
+interface AppendRow {
+  o_outcome: "ok" | "duplicate" | "not_found" | "stale" | "too_many_events" | "event_too_big";
+  o_seq: bigint | null;
+  o_timestamp_ns: bigint | null;
+  o_revision: bigint | null;
+  o_update_time_ns: bigint | null;
+  o_existing: Uint8Array | null;
+  o_event_bytes: number | null;
+  o_state_bytes: number | null;
+  o_user_bytes: number | null;
+  o_app_bytes: number | null;
+}
+
+const SCOPE_SIZE = {
+  session: "the session state's size in bytes",
+  user: "the user state's size in bytes",
+  app: "the app state's size in bytes",
+} as const;
+
+/** sessionstore_append's "state over its size limit" error (SQLSTATE SS001), detail "<index> <scope> <bytes>". */
+function stateOverLimit(err: unknown): { scope: keyof typeof SCOPE_SIZE; bytes: number } | undefined {
+  if (sqlState(err) !== "SS001") return undefined;
+  const [, scope, bytes] = String((err as { detail?: unknown }).detail).split(" ");
+  if (scope !== "session" && scope !== "user" && scope !== "app") return undefined;
+  return { scope, bytes: Number(bytes) };
 }
 
 async function readUserState(db: Kysely<Database>, appName: string, userId: string): Promise<JsonObject> {

@@ -39,7 +39,9 @@ function envelope(payload: Uint8Array, flags = 0): Buffer {
 function unenvelope(body: Buffer, headers: http2.IncomingHttpHeaders): Uint8Array {
   expect(body.length).toBeGreaterThanOrEqual(5);
   const payload = body.subarray(5, 5 + body.readUInt32BE(1));
-  return body[0] === 1 ? (expect(headers["grpc-encoding"]).toBe("gzip"), gunzipSync(payload)) : payload;
+  if (body[0] !== 1) return payload;
+  expect(headers["grpc-encoding"]).toBe("gzip");
+  return gunzipSync(payload);
 }
 
 describeContract(

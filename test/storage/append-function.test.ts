@@ -1,0 +1,57 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { nsToTimestamp } from "../../src/domain/time.js";
+import type { OpenDatabase } from "../../src/storage/database.js";
+import { backends } from "../support/backends.js";
+
+// sessionstore_append (migration 0004) completes each stored event with its
+// seq and, for server times, its timestamp, as protobuf bytes built in SQL.
+// Readers decode those bytes: they must mean exactly what protobuf-es would
+// have encoded, for every value a seq or a stored time can take.
+
+const SEQS = [1n, 127n, 128n, 300n, 16_383n, 16_384n, 2n ** 35n, 2n ** 62n, 2n ** 63n - 1n];
+const TIMES = [
+  undefined,
+  1n,
+  999_999_999n,
+  1_000_000_000n,
+  1_000_000_001n,
+  1_764_470_000_123_456_789n,
+  -1n,
+  -1_000_000_000n,
+  -9_223_372_036_854_775_807n, // 1677, the earliest stored time
+  9_223_372_036_854_775_807n, // 2262, the latest
+];
+
+for (const backend of backends()) {
+  describe.skipIf(!backend.available)(`event fields encoded in SQL [${backend.name}]`, () => {
+    let opened: OpenDatabase;
+    beforeAll(async () => {
+      opened = await backend.open();
+    });
+    afterAll(async () => {
+      await opened?.close();
+    });
+
+    it("decode to the seq and timestamp protobuf-es encodes", async () => {
+      const prefix = toBinary(EventSchema, create(EventSchema, { id: "e1", author: "user" }));
+      for (const seq of SEQS) {
+        for (const ns of TIMES) {
+          const { rows } = await sql<{ body: Uint8Array }>`
+            SELECT ${prefix}::bytea || sessionstore_event_fields(${seq}::bigint, ${ns ?? null}::bigint) AS body`.execute(opened.db);
+          const decoded = fromBinary(EventSchema, rows[0]?.body as Uint8Array);
+          const expected = create(EventSchema, {
+            id: "e1",
+            author: "user",
+            seq,
+            timestamp: ns === undefined ? undefined : nsToTimestamp(ns),
+          });
+          expect(decoded, `seq ${seq}, time ${ns}`).toEqual(expected);
+          expect(Buffer.from(rows[0]?.body as Uint8Array).length, `seq ${seq}, time ${ns}`).toBe(toBinary(EventSchema, expected).length);
+        }
+      }
+    });
+  });
+}
