@@ -6,7 +6,6 @@ import {
   Code,
   ConnectError,
   createContextValues,
-  createHandlerContext,
   type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
@@ -57,6 +56,10 @@ export function grpcUnaryHandler(options: GrpcUnaryOptions): (req: http2.Http2Se
       if (m?.kind === "unary") routes.set(`/${spec.service.typeName}/${method.name}`, m as UnarySpec);
     }
   }
+  const live = new Set<AbortController>();
+  options.shutdownSignal.addEventListener("abort", () => {
+    for (const controller of live) controller.abort(options.shutdownSignal.reason);
+  });
   return (req, res) => {
     if (req.method !== "POST") return false;
     const spec = routes.get(req.url);
@@ -65,30 +68,44 @@ export function grpcUnaryHandler(options: GrpcUnaryOptions): (req: http2.Http2Se
     if (type !== "application/grpc" && type !== CONTENT_TYPE) return false;
     const encoding = req.headers["grpc-encoding"];
     if (encoding !== undefined && encoding !== "identity") return false;
-    void serve(spec, req, res, options);
+    void serve(spec, req, res, options, live);
     return true;
   };
 }
 
-async function serve(spec: UnarySpec, req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, options: GrpcUnaryOptions) {
-  const requestAbort = new AbortController();
-  const onClose = () => requestAbort.abort(new ConnectError("the client closed the call", Code.Canceled));
-  req.once("close", onClose);
+async function serve(
+  spec: UnarySpec,
+  req: http2.Http2ServerRequest,
+  res: http2.Http2ServerResponse,
+  options: GrpcUnaryOptions,
+  live: Set<AbortController>,
+) {
   const timeout = parseTimeout(single(req.headers["grpc-timeout"]) ?? null, Number.MAX_SAFE_INTEGER);
-  const context = createHandlerContext({
+  // One controller per call, where Connect links three: the deadline, the
+  // client leaving and the server shutting down (which aborts `live`).
+  const controller = new AbortController();
+  live.add(controller);
+  const onClose = () => controller.abort(new ConnectError("the client closed the call", Code.Canceled));
+  req.once("close", onClose);
+  const deadline = timeout.timeoutMs === undefined ? undefined : Date.now() + timeout.timeoutMs;
+  const expire = () => controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+  let timer: NodeJS.Timeout | undefined;
+  // A deadline already past (grpc-js sends "0m") aborts before the handler runs.
+  if (timeout.timeoutMs !== undefined && timeout.timeoutMs <= 0) expire();
+  else if (timeout.timeoutMs !== undefined) timer = setTimeout(expire, timeout.timeoutMs);
+  const context: HandlerContext = {
     service: spec.method.parent,
     method: spec.method,
     protocolName: "grpc",
     requestMethod: "POST",
-    timeoutMs: timeout.timeoutMs,
-    shutdownSignal: options.shutdownSignal,
-    requestSignal: requestAbort.signal,
+    signal: controller.signal,
+    timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
     requestHeader: requestHeaders(req),
+    responseHeader: new Headers({ "content-type": CONTENT_TYPE }),
+    responseTrailer: new Headers({ "grpc-status": "0" }),
     url: `http://${req.authority}${req.url}`,
-    responseHeader: { "content-type": CONTENT_TYPE },
-    responseTrailer: { "grpc-status": "0" },
-    contextValues: createContextValues(),
-  });
+    values: createContextValues(),
+  };
   let body: Uint8Array | undefined;
   let error: ConnectError | undefined;
   try {
@@ -107,7 +124,10 @@ async function serve(spec: UnarySpec, req: http2.Http2ServerRequest, res: http2.
     error = toError(err);
   } finally {
     req.off("close", onClose);
-    context.abort(COMPLETED);
+    if (timer) clearTimeout(timer);
+    live.delete(controller);
+    // As Connect does, the signal also fires when the call is over.
+    controller.abort(COMPLETED);
   }
   respond(res, context, body, error);
 }

@@ -45,10 +45,7 @@ export class GroupCommit<T, R> {
     while (this.#inFlight < this.#options.maxBatches && this.#waiting.length > 0) {
       const batch = this.#take();
       this.#inFlight++;
-      void this.#settle(batch).finally(() => {
-        this.#inFlight--;
-        this.#pump();
-      });
+      void this.#execute(batch);
     }
   }
 
@@ -70,13 +67,17 @@ export class GroupCommit<T, R> {
     return taken;
   }
 
-  async #settle(batch: Waiting<T, R>[]): Promise<void> {
+  async #execute(batch: Waiting<T, R>[]): Promise<void> {
     let outcomes: Outcome<R>[];
     try {
       outcomes = await this.#run(batch.map((w) => w.item));
     } catch (error) {
       outcomes = batch.map(() => ({ ok: false, error }));
     }
+    // The next batch goes to the database before the callers hear back:
+    // answering them is work the database need not wait for.
+    this.#inFlight--;
+    this.#pump();
     batch.forEach((waiting, i) => {
       const outcome = outcomes[i];
       if (outcome?.ok) waiting.resolve(outcome.value);

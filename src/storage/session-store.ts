@@ -391,7 +391,13 @@ export class SessionStore {
    * append only; an error thrown from here means nothing was written.
    */
   async #appendTogether(batch: PendingAppend[]): Promise<Outcome<AppendResult>[]> {
-    const events = batch.map((p) => create(EventSchema, { ...p.input.event, id: p.eventId, seq: 0n }));
+    // The request's own event becomes the stored one (no copy): seq and a
+    // server timestamp are filled in from the function's answer.
+    const events = batch.map(({ input: { event }, eventId }) => {
+      event.id = eventId;
+      event.seq = 0n;
+      return event;
+    });
     const limits = batch.map((p) => this.#limits(p.input.key.appName));
     const json = (delta: JsonObject) => (isEmpty(delta) ? null : JSON.stringify(delta));
     const keys = batch.map((p) => p.input.key);

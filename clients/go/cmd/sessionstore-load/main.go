@@ -4,7 +4,7 @@
 // for the SQL ceiling. Each writer sends its next append when the previous
 // one has returned.
 //
-//	sessionstore-load --url http://127.0.0.1:50051 --writers 64 --seconds 8 --warmup 2 --tag run1
+//	sessionstore-load --url http://127.0.0.1:50051 --writers 64 --connections 8 --seconds 8 --warmup 2 --tag run1
 //
 // It creates its sessions, runs the warm-up, prints "measuring" on a line of
 // its own, runs the measured part, prints "measured", and then one line of
@@ -49,17 +49,26 @@ func main() {
 	hot := flag.Bool("hot", false, "all writers append to one session")
 	warmup := flag.Float64("warmup", 2, "unmeasured seconds first")
 	seconds := flag.Float64("seconds", 8, "measured seconds")
+	connections := flag.Int("connections", 1, "client connections, writers spread over them")
 	flag.Parse()
 	if *url == "" || *writers < 1 {
 		fmt.Fprintln(os.Stderr, "usage: sessionstore-load --url URL [--writers N] [--hot] [--warmup S] [--seconds S] [--tag T]")
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	client, err := sessionstore.Dial(ctx, *url, sessionstore.WithTimeout(60*time.Second))
-	if err != nil {
-		fail(err)
+	if *connections < 1 {
+		*connections = 1
 	}
-	defer client.Close()
+	clients := make([]*sessionstore.Client, *connections)
+	for i := range clients {
+		c, err := sessionstore.Dial(ctx, *url, sessionstore.WithTimeout(60*time.Second))
+		if err != nil {
+			fail(err)
+		}
+		defer c.Close()
+		clients[i] = c
+	}
+	client := clients[0]
 
 	sessions := *writers
 	if *hot {
@@ -96,7 +105,7 @@ func main() {
 						req.ExpectedRevision = &rev
 					}
 					t0 := time.Now()
-					res, err := client.AppendEvent(ctx, req)
+					res, err := clients[w%len(clients)].AppendEvent(ctx, req)
 					if err != nil {
 						errs++
 						if first == "" {
