@@ -68,9 +68,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // committed, and transaction-id order is seq order in every session: what
   // live tails across sessions rely on. Each statement below then reads the
   // latest committed rows (READ COMMITTED takes a snapshot per statement).
-  // Appends to one session in one call run in input order, each seeing the
-  // one before. User and app states are written last, in key order; a call
-  // holds at most one append per user or app scope with a delta.
+  //
+  // When every append names a different session (the usual batch) one
+  // statement locks and reads them all, one updates them and one inserts the
+  // events: a statement per append costs more than the append itself. When a
+  // session comes twice, each append reads and writes its session in turn, so
+  // it sees the one before. User and app states are written last, in key
+  // order; a call holds at most one append per user or app scope with a delta.
   await sql`
     CREATE FUNCTION sessionstore_append(
       p_app text[], p_user text[], p_session text[], p_event_id text[], p_expected bigint[],
@@ -84,14 +88,35 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     LANGUAGE plpgsql AS $$
     #variable_conflict use_column
     DECLARE
+      total int := coalesce(array_length(p_app, 1), 0);
+      one_by_one boolean;
       n int;
-      s record;
-      found_body bytea;
+      r record;
+      -- The session of each append as read (set-based) or as it is now (one by one).
+      s_pk bigint;
+      s_revision bigint;
+      s_update bigint;
+      s_found bytea;
+      l_pk bigint[] := '{}';
+      l_revision bigint[] := '{}';
+      l_update bigint[] := '{}';
+      l_found bytea[] := '{}';
       next_seq bigint;
       v_ts bigint;
       v_upd bigint;
       v_body bytea;
       v_bytes int;
+      -- Writes of the set-based path.
+      w_n int[] := '{}';
+      w_pk bigint[] := '{}';
+      w_seq bigint[] := '{}';
+      w_ts bigint[] := '{}';
+      w_upd bigint[] := '{}';
+      w_body bytea[] := '{}';
+      w_delta jsonb[] := '{}';
+      w_event_id text[] := '{}';
+      w_app text[] := '{}';
+      w_user text[] := '{}';
       outcomes text[] := '{}';
       seqs bigint[] := '{}';
       stamps bigint[] := '{}';
@@ -102,7 +127,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       state_sizes int[] := '{}';
       user_sizes int[] := '{}';
       app_sizes int[] := '{}';
-      w record;
     BEGIN
       PERFORM pg_advisory_xact_lock(hashtextextended('sessionstore.session.' || o.pk, 0))
       FROM (
@@ -111,88 +135,147 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         ORDER BY sessions.pk
       ) AS o;
 
-      FOR n IN 1 .. coalesce(array_length(p_app, 1), 0) LOOP
+      SELECT count(DISTINCT (k.a, k.u, k.i)) < total INTO one_by_one FROM unnest(p_app, p_user, p_session) AS k (a, u, i);
+      IF NOT one_by_one THEN
+        FOR r IN
+          SELECT k.n::int AS n, s.pk, s.revision, s.update_time_ns,
+                 (SELECT e.body FROM events e WHERE e.session_pk = s.pk AND e.event_id = k.event_id) AS found
+          FROM unnest(p_app, p_user, p_session, p_event_id, p_cutoff) WITH ORDINALITY AS k (a, u, i, event_id, cutoff, n)
+          JOIN sessions s ON s.app_name = k.a AND s.user_id = k.u AND s.id = k.i
+          WHERE k.cutoff IS NULL OR s.update_time_ns >= k.cutoff
+          FOR UPDATE OF s
+        LOOP
+          l_pk[r.n] := r.pk;
+          l_revision[r.n] := r.revision;
+          l_update[r.n] := r.update_time_ns;
+          l_found[r.n] := r.found;
+        END LOOP;
+      END IF;
+
+      FOR n IN 1 .. total LOOP
         outcomes[n] := NULL;
-        SELECT pk, revision, update_time_ns INTO s FROM sessions
-        WHERE app_name = p_app[n] AND user_id = p_user[n] AND id = p_session[n]
-          AND (p_cutoff[n] IS NULL OR update_time_ns >= p_cutoff[n])
-        FOR UPDATE;
-        IF NOT FOUND THEN
+        IF one_by_one THEN
+          SELECT pk, revision, update_time_ns INTO s_pk, s_revision, s_update FROM sessions
+          WHERE app_name = p_app[n] AND user_id = p_user[n] AND id = p_session[n]
+            AND (p_cutoff[n] IS NULL OR update_time_ns >= p_cutoff[n])
+          FOR UPDATE;
+          IF FOUND THEN
+            SELECT events.body INTO s_found FROM events WHERE session_pk = s_pk AND event_id = p_event_id[n];
+          END IF;
+        ELSE
+          s_pk := l_pk[n];
+          s_revision := l_revision[n];
+          s_update := l_update[n];
+          s_found := l_found[n];
+        END IF;
+        IF s_pk IS NULL THEN
           outcomes[n] := 'not_found';
           CONTINUE;
         END IF;
-        revisions[n] := s.revision;
-        updates[n] := s.update_time_ns;
-        SELECT events.body INTO found_body FROM events WHERE session_pk = s.pk AND event_id = p_event_id[n];
-        IF FOUND THEN
+        revisions[n] := s_revision;
+        updates[n] := s_update;
+        IF s_found IS NOT NULL THEN
           outcomes[n] := 'duplicate';
-          existing[n] := found_body;
+          existing[n] := s_found;
           CONTINUE;
         END IF;
-        IF p_expected[n] IS NOT NULL AND p_expected[n] <> s.revision THEN
+        IF p_expected[n] IS NOT NULL AND p_expected[n] <> s_revision THEN
           outcomes[n] := 'stale';
           CONTINUE;
         END IF;
-        next_seq := s.revision + 1;
+        next_seq := s_revision + 1;
         seqs[n] := next_seq;
         IF next_seq > p_max_events[n] THEN
           outcomes[n] := 'too_many_events';
           CONTINUE;
         END IF;
         -- A server time never goes before the session's last update.
-        v_ts := coalesce(p_timestamp[n], greatest(p_now, s.update_time_ns));
+        v_ts := coalesce(p_timestamp[n], greatest(p_now, s_update));
         v_body := p_body[n] || sessionstore_event_fields(next_seq, CASE WHEN p_timestamp[n] IS NULL THEN v_ts END);
         event_sizes[n] := octet_length(v_body);
         IF octet_length(v_body) > p_max_event_bytes[n] THEN
           outcomes[n] := 'event_too_big';
           CONTINUE;
         END IF;
-        v_upd := greatest(v_ts, s.update_time_ns);
-        UPDATE sessions
-           SET revision = next_seq,
-               update_time_ns = v_upd,
-               state = CASE WHEN p_session_delta[n] IS NULL THEN state ELSE state || p_session_delta[n] END
-         WHERE pk = s.pk
-        RETURNING CASE WHEN p_session_delta[n] IS NULL THEN 0 ELSE octet_length(state::text) END INTO v_bytes;
-        IF v_bytes > p_max_state_bytes[n] THEN
-          RAISE EXCEPTION 'sessionstore: state over its size limit' USING ERRCODE = 'SS001', DETAIL = n || ' session ' || v_bytes;
-        END IF;
-        state_sizes[n] := v_bytes;
-        INSERT INTO events (session_pk, seq, event_id, timestamp_ns, body, app_name, user_id)
-        VALUES (s.pk, next_seq, p_event_id[n], v_ts, v_body, p_app[n], p_user[n]);
+        v_upd := greatest(v_ts, s_update);
         outcomes[n] := 'ok';
         stamps[n] := v_ts;
         revisions[n] := next_seq;
         updates[n] := v_upd;
+        IF one_by_one THEN
+          UPDATE sessions
+             SET revision = next_seq,
+                 update_time_ns = v_upd,
+                 state = CASE WHEN p_session_delta[n] IS NULL THEN state ELSE state || p_session_delta[n] END
+           WHERE pk = s_pk
+          RETURNING CASE WHEN p_session_delta[n] IS NULL THEN 0 ELSE octet_length(state::text) END INTO v_bytes;
+          IF v_bytes > p_max_state_bytes[n] THEN
+            RAISE EXCEPTION 'sessionstore: state over its size limit' USING ERRCODE = 'SS001', DETAIL = n || ' session ' || v_bytes;
+          END IF;
+          state_sizes[n] := v_bytes;
+          INSERT INTO events (session_pk, seq, event_id, timestamp_ns, body, app_name, user_id)
+          VALUES (s_pk, next_seq, p_event_id[n], v_ts, v_body, p_app[n], p_user[n]);
+        ELSE
+          w_n := array_append(w_n, n);
+          w_pk := array_append(w_pk, s_pk);
+          w_seq := array_append(w_seq, next_seq);
+          w_ts := array_append(w_ts, v_ts);
+          w_upd := array_append(w_upd, v_upd);
+          w_body := array_append(w_body, v_body);
+          w_delta := array_append(w_delta, p_session_delta[n]);
+          w_event_id := array_append(w_event_id, p_event_id[n]);
+          w_app := array_append(w_app, p_app[n]);
+          w_user := array_append(w_user, p_user[n]);
+        END IF;
       END LOOP;
 
+      IF coalesce(array_length(w_n, 1), 0) > 0 THEN
+        FOR r IN
+          UPDATE sessions s
+             SET revision = w.seq,
+                 update_time_ns = w.upd,
+                 state = CASE WHEN w.delta IS NULL THEN s.state ELSE s.state || w.delta END
+            FROM unnest(w_n, w_pk, w_seq, w_upd, w_delta) AS w (n, pk, seq, upd, delta)
+           WHERE s.pk = w.pk
+          RETURNING w.n, CASE WHEN w.delta IS NULL THEN 0 ELSE octet_length(s.state::text) END AS bytes
+        LOOP
+          IF r.bytes > p_max_state_bytes[r.n] THEN
+            RAISE EXCEPTION 'sessionstore: state over its size limit' USING ERRCODE = 'SS001', DETAIL = r.n || ' session ' || r.bytes;
+          END IF;
+          state_sizes[r.n] := r.bytes;
+        END LOOP;
+        INSERT INTO events (session_pk, seq, event_id, timestamp_ns, body, app_name, user_id)
+        SELECT w.pk, w.seq, w.event_id, w.ts, w.body, w.a, w.u
+        FROM unnest(w_pk, w_seq, w_event_id, w_ts, w_body, w_app, w_user) AS w (pk, seq, event_id, ts, body, a, u);
+      END IF;
+
       -- ADK's delta rules: || replaces whole top-level values and keeps JSON null.
-      FOR w IN
+      FOR r IN
         SELECT k.n::int AS n, k.a, k.u, k.d FROM unnest(p_app, p_user, p_user_delta, outcomes) WITH ORDINALITY AS k (a, u, d, outcome, n)
         WHERE k.d IS NOT NULL AND k.outcome = 'ok' ORDER BY k.a, k.u
       LOOP
-        INSERT INTO user_states (app_name, user_id, state, update_time_ns) VALUES (w.a, w.u, w.d, updates[w.n])
+        INSERT INTO user_states (app_name, user_id, state, update_time_ns) VALUES (r.a, r.u, r.d, updates[r.n])
         ON CONFLICT (app_name, user_id) DO UPDATE SET state = user_states.state || excluded.state, update_time_ns = excluded.update_time_ns
         RETURNING octet_length(state::text) INTO v_bytes;
-        IF v_bytes > p_max_state_bytes[w.n] THEN
-          RAISE EXCEPTION 'sessionstore: state over its size limit' USING ERRCODE = 'SS001', DETAIL = w.n || ' user ' || v_bytes;
+        IF v_bytes > p_max_state_bytes[r.n] THEN
+          RAISE EXCEPTION 'sessionstore: state over its size limit' USING ERRCODE = 'SS001', DETAIL = r.n || ' user ' || v_bytes;
         END IF;
-        user_sizes[w.n] := v_bytes;
+        user_sizes[r.n] := v_bytes;
       END LOOP;
-      FOR w IN
+      FOR r IN
         SELECT k.n::int AS n, k.a, k.d FROM unnest(p_app, p_app_delta, outcomes) WITH ORDINALITY AS k (a, d, outcome, n)
         WHERE k.d IS NOT NULL AND k.outcome = 'ok' ORDER BY k.a
       LOOP
-        INSERT INTO app_states (app_name, state, update_time_ns) VALUES (w.a, w.d, updates[w.n])
+        INSERT INTO app_states (app_name, state, update_time_ns) VALUES (r.a, r.d, updates[r.n])
         ON CONFLICT (app_name) DO UPDATE SET state = app_states.state || excluded.state, update_time_ns = excluded.update_time_ns
         RETURNING octet_length(state::text) INTO v_bytes;
-        IF v_bytes > p_max_state_bytes[w.n] THEN
-          RAISE EXCEPTION 'sessionstore: state over its size limit' USING ERRCODE = 'SS001', DETAIL = w.n || ' app ' || v_bytes;
+        IF v_bytes > p_max_state_bytes[r.n] THEN
+          RAISE EXCEPTION 'sessionstore: state over its size limit' USING ERRCODE = 'SS001', DETAIL = r.n || ' app ' || v_bytes;
         END IF;
-        app_sizes[w.n] := v_bytes;
+        app_sizes[r.n] := v_bytes;
       END LOOP;
 
-      FOR n IN 1 .. coalesce(array_length(p_app, 1), 0) LOOP
+      FOR n IN 1 .. total LOOP
         o_outcome := outcomes[n];
         o_seq := seqs[n];
         o_timestamp_ns := stamps[n];
