@@ -1,4 +1,4 @@
-import { create, type JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { Event } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { type Session, SessionSchema } from "../../gen/ts/sessionstore/v1/session_pb.js";
@@ -19,6 +19,7 @@ import { nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { RedactorSet } from "../redact/redactor.js";
 import type { SessionKey, SessionStore, StoredSession } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
+import { lengthDelimited, withEncoding } from "./encoded.js";
 import { checkEvent } from "./event-rules.js";
 import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
 import { type StreamSettings, streamEventsImpl } from "./stream-events.js";
@@ -99,13 +100,17 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
         expectedRevision: req.expectedRevision,
       });
       if (!result.duplicate) hub.appended();
-      return create(AppendEventResponseSchema, {
-        event: result.event,
+      const rest = create(AppendEventResponseSchema, {
         revision: result.revision,
         lastUpdateTime: nsToTimestamp(result.updateTimeNs),
         stored: true,
         duplicate: result.duplicate,
       });
+      // The event as stored (field 1), then the other fields: the answer's
+      // encoding without encoding the event again.
+      const bytes = Buffer.concat([lengthDelimited(1, result.eventBytes), toBinary(AppendEventResponseSchema, rest)]);
+      rest.event = result.event;
+      return withEncoding(rest, bytes);
     },
 
     async listEvents(req) {

@@ -13,6 +13,7 @@ import {
 } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { knownEncoding } from "../rpc/encoded.js";
 
 // Unary gRPC calls are the hot path of every agent turn, and Connect's
 // generic handler (async-iterable pipelines, Web Headers, URL parsing, an
@@ -112,7 +113,7 @@ async function serve(
     if (timeout.error) throw timeout.error;
     const input = parse(spec, await readMessage(req, spec, options.readMaxBytes));
     const output = await invokeUnaryImplementation(spec, context, input, options.interceptors);
-    const bytes = toBinary(spec.method.output, output);
+    const bytes = knownEncoding(output) ?? toBinary(spec.method.output, output);
     if (bytes.byteLength > options.writeMaxBytes) {
       throw new ConnectError(
         `message size ${bytes.byteLength} is larger than configured writeMaxBytes ${options.writeMaxBytes}`,

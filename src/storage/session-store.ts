@@ -57,6 +57,8 @@ export interface AppendInput {
 
 export interface AppendResult {
   event: Event;
+  /** The stored protobuf encoding of `event`. */
+  eventBytes: Uint8Array;
   revision: bigint;
   updateTimeNs: bigint;
   duplicate: boolean;
@@ -398,6 +400,7 @@ export class SessionStore {
       event.seq = 0n;
       return event;
     });
+    const bodies = events.map((e) => toBinary(EventSchema, e));
     const limits = batch.map((p) => this.#limits(p.input.key.appName));
     const json = (delta: JsonObject) => (isEmpty(delta) ? null : JSON.stringify(delta));
     const keys = batch.map((p) => p.input.key);
@@ -407,7 +410,7 @@ export class SessionStore {
         SELECT * FROM sessionstore_append(
           ${keys.map((k) => k.appName)}::text[], ${keys.map((k) => k.userId)}::text[], ${keys.map((k) => k.sessionId)}::text[],
           ${batch.map((p) => p.eventId)}::text[], ${batch.map((p) => p.input.expectedRevision ?? null)}::bigint[],
-          ${events.map((e) => toBinary(EventSchema, e))}::bytea[],
+          ${bodies}::bytea[],
           ${events.map((e) => (e.timestamp ? timestampToNs(e.timestamp) : null))}::bigint[],
           ${nowNs()}::bigint, ${keys.map((k) => this.liveSince(k.appName) ?? null)}::bigint[],
           ${batch.map((p) => json(p.input.delta.session))}::jsonb[], ${batch.map((p) => json(p.input.delta.user))}::jsonb[],
@@ -430,18 +433,26 @@ export class SessionStore {
       throw err;
     }
     if (rows.length !== batch.length) throw new Error(`append: ${rows.length} outcomes for ${batch.length} appends`);
-    return rows.map((row, i) => settleNow(() => this.#outcome(batch[i] as PendingAppend, events[i] as Event, row)));
+    return rows.map((row, i) =>
+      settleNow(() => this.#outcome(batch[i] as PendingAppend, events[i] as Event, bodies[i] as Uint8Array, row)),
+    );
   }
 
   /** What one row of sessionstore_append means for its caller; throws refusals as ConnectErrors. */
-  #outcome(pending: PendingAppend, event: Event, row: AppendRow): AppendResult {
+  #outcome(pending: PendingAppend, event: Event, body: Uint8Array, row: AppendRow): AppendResult {
     const { key, expectedRevision } = pending.input;
     const revision = row.o_revision ?? 0n;
     switch (row.o_outcome) {
       case "not_found":
         throw notFound(key);
       case "duplicate":
-        return { event: decodeEvent(row.o_existing as Uint8Array), revision, updateTimeNs: row.o_update_time_ns ?? 0n, duplicate: true };
+        return {
+          event: decodeEvent(row.o_existing as Uint8Array),
+          eventBytes: row.o_existing as Uint8Array,
+          revision,
+          updateTimeNs: row.o_update_time_ns ?? 0n,
+          duplicate: true,
+        };
       case "stale":
         throw new ConnectError(
           `session "${key.sessionId}" was modified in storage: expected revision ${expectedRevision}, current revision ${revision}; reload the session and retry`,
@@ -457,9 +468,16 @@ export class SessionStore {
         if (row.o_user_bytes) this.#checkLimit(key, "maxStateBytes", row.o_user_bytes, SCOPE_SIZE.user);
         if (row.o_app_bytes) this.#checkLimit(key, "maxStateBytes", row.o_app_bytes, SCOPE_SIZE.app);
         if (row.o_outcome !== "ok") throw new Error(`append: outcome ${row.o_outcome} within the limits`);
-        event.seq = row.o_seq ?? 0n;
-        if (!event.timestamp) event.timestamp = nsToTimestamp(row.o_timestamp_ns ?? 0n);
-        return { event, revision, updateTimeNs: row.o_update_time_ns ?? 0n, duplicate: false };
+        {
+          // What the function appended to the stored body, appended here too
+          // (protobuf fields may come in any order): the stored bytes, without
+          // reading them back.
+          const assigned = create(EventSchema, { seq: row.o_seq ?? 0n });
+          if (!event.timestamp) assigned.timestamp = event.timestamp = nsToTimestamp(row.o_timestamp_ns ?? 0n);
+          event.seq = assigned.seq;
+          const eventBytes = concat(body, toBinary(EventSchema, assigned));
+          return { event, eventBytes, revision, updateTimeNs: row.o_update_time_ns ?? 0n, duplicate: false };
+        }
       default:
         throw new Error(`append: unknown outcome ${row.o_outcome}`);
     }
@@ -550,6 +568,13 @@ function only<R>(outcomes: Outcome<R>[]): Outcome<R> {
   const [outcome] = outcomes;
   if (!outcome) throw new Error("append: no outcome");
   return outcome;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
 }
 
 function settleNow<R>(f: () => R): Outcome<R> {

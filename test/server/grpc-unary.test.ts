@@ -4,6 +4,8 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
+  AppendEventRequestSchema,
+  AppendEventResponseSchema,
   CreateSessionRequestSchema,
   GetSessionRequestSchema,
   GetSessionResponseSchema,
@@ -104,6 +106,38 @@ describeContract(
       expect(answer.status).toBe("0");
       expect(answer.headers["content-type"]).toBe("application/grpc+proto");
       expect(fromBinary(GetUserStateResponseSchema, unenvelope(answer.body, answer.headers)).state).toEqual({ tier: "gold" });
+    });
+
+    it("answers an append with the event exactly as stored, on both paths", async () => {
+      // The fast path sends the stored bytes of the event instead of encoding it again.
+      const appName = unique("app");
+      const key = { appName, userId: "u", sessionId: "s" };
+      await t().client.createSession(key);
+      const request = create(AppendEventRequestSchema, {
+        ...key,
+        event: {
+          author: "agent",
+          content: { parts: [{ data: { case: "text", value: "héllo" } }] },
+          actions: { stateDelta: { "user:n": 1, turn: 2 } },
+        },
+      });
+      const fast = await call(`${SERVICE}/AppendEvent`, envelope(toBinary(AppendEventRequestSchema, request)));
+      expect(fast.status).toBe("0");
+      const answered = fromBinary(AppendEventResponseSchema, unenvelope(fast.body, fast.headers));
+      const stored = (await t().client.getSession(key)).session?.events[0];
+      expect(answered.event).toEqual(stored);
+      expect(answered).toMatchObject({ revision: 1n, stored: true, duplicate: false });
+      expect(answered.event?.seq).toBe(1n);
+      expect(answered.event?.timestamp).toBeDefined();
+
+      // The same event again: a duplicate, answered alike down both paths.
+      const again = create(AppendEventRequestSchema, { ...key, event: answered.event });
+      for (const extra of [{}, { "grpc-encoding": "gzip" }]) {
+        const dup = await call(`${SERVICE}/AppendEvent`, envelope(toBinary(AppendEventRequestSchema, again)), extra);
+        const decoded = fromBinary(AppendEventResponseSchema, unenvelope(dup.body, dup.headers));
+        expect(decoded).toMatchObject({ revision: 1n, stored: true, duplicate: true });
+        expect(decoded.event).toEqual(stored);
+      }
     });
 
     it("gives the same status and message for every kind of bad request", async () => {
