@@ -6,10 +6,11 @@
 
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { appendRunGo, buildGoLoad } from "./go-load.js";
 import { profilePlan } from "./plan.js";
 import { BenchDatabases, DEFAULT_ADMIN_URL, ensurePostgres, withClient } from "./postgres.js";
 import { startServer } from "./server.js";
-import { appendRun, listRun, loadHistory, loadSessions, windowRun } from "./sessionstore.js";
+import { listRun, loadHistory, loadSessions, windowRun } from "./sessionstore.js";
 import { round } from "./stats.js";
 
 interface ProfileNode {
@@ -136,12 +137,12 @@ export async function runProfile(root: string, log: (msg: string) => void): Prom
     };
 
     await phase("append", async (url, pid) => {
-      const run = await appendRun(url, pid, "profile", 64, false, plan.appendWarmupSeconds, plan.appendSeconds);
+      const run = await appendRunGo(buildGoLoad(root), url, pid, "profile", 64, false, plan.appendWarmupSeconds, plan.appendSeconds);
       // The warm-up's appends are in the query counts too: count them from the table.
       return {
         per: await countEvents(databaseUrl),
         unit: "append",
-        note: `64 writers on distinct sessions, ${run.throughput} appends/s, p50 ${run.latency.p50Ms} ms, p99 ${run.latency.p99Ms} ms, server CPU ${run.cpuSecondsPer10k} s per 10k appends.`,
+        note: `64 writers on distinct sessions (the Go load generator), ${run.throughput} appends/s, p50 ${run.latency.p50Ms} ms, p99 ${run.latency.p99Ms} ms, server CPU ${run.cpuSecondsPer10k} s per 10k appends.`,
       };
     });
 
