@@ -360,9 +360,9 @@ export class SessionStore {
   }
 
   /**
-   * Appends go through group commit: under load, appends to different
-   * sessions share one transaction (see group-commit.ts). Each one's outcome
-   * is what it would have been on its own.
+   * Appends go through group commit: under load, concurrent appends share
+   * one statement and one transaction (see group-commit.ts). Each one's
+   * outcome is what it would have been on its own.
    */
   appendEvent(input: AppendInput): Promise<AppendResult> {
     // The id is fixed before the first attempt, so every retry below (and a
