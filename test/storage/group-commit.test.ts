@@ -17,7 +17,9 @@ function harness(options: { maxBatches: number; maxBatchSize: number }) {
     async (batch) => {
       batches.push(batch.map((i) => i.id));
       await new Promise<void>((release) => open.push({ release }));
-      return batch.map((i): Outcome<number> => (i.id < 0 ? { ok: false, error: new Error(`refused ${i.id}`) } : { ok: true, value: i.id * 10 }));
+      return batch.map(
+        (i): Outcome<number> => (i.id < 0 ? { ok: false, error: new Error(`refused ${i.id}`) } : { ok: true, value: i.id * 10 }),
+      );
     },
     { ...options, keys: (i) => i.keys },
   );
