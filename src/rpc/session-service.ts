@@ -51,7 +51,19 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       const afterNs = req.afterTimestamp ? clampNs(timestampToNs(checkTimestamp("after_timestamp", req.afterTimestamp))) : undefined;
       const found = await store.getSession(key, { numRecent: req.numRecentEvents, afterNs });
       if (!found) throw notFound(key);
-      return create(GetSessionResponseSchema, { session: toSession(found.session, found.events) });
+      // Encoded as the session without its events, then each event's stored
+      // bytes as an `events` field (a repeated field may come after the
+      // others), the whole as the response's `session`: no event is encoded again.
+      const session = toSession(found.session, []);
+      const sessionBytes = Buffer.concat([
+        toBinary(SessionSchema, session),
+        ...found.events.map((e) => lengthDelimited(SessionSchema.field.events.number, e.body)),
+      ]);
+      session.events = found.events.map((e) => e.event);
+      return withEncoding(
+        create(GetSessionResponseSchema, { session }),
+        lengthDelimited(GetSessionResponseSchema.field.session.number, sessionBytes),
+      );
     },
 
     async listSessions(req) {
@@ -106,9 +118,12 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
         stored: true,
         duplicate: result.duplicate,
       });
-      // The event as stored (field 1), then the other fields: the answer's
-      // encoding without encoding the event again.
-      const bytes = Buffer.concat([lengthDelimited(1, result.eventBytes), toBinary(AppendEventResponseSchema, rest)]);
+      // The event as stored, then the other fields: the answer's encoding
+      // without encoding the event again.
+      const bytes = Buffer.concat([
+        lengthDelimited(AppendEventResponseSchema.field.event.number, result.eventBytes),
+        toBinary(AppendEventResponseSchema, rest),
+      ]);
       rest.event = result.event;
       return withEncoding(rest, bytes);
     },
@@ -126,8 +141,15 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       if (!events) throw notFound(key);
       const page = events.slice(0, limit);
       const last = page[page.length - 1];
-      const nextPageToken = events.length > limit && last ? encodeToken(listing, { s: last.seq.toString() }) : "";
-      return create(ListEventsResponseSchema, { events: page, nextPageToken });
+      const nextPageToken = events.length > limit && last ? encodeToken(listing, { s: last.event.seq.toString() }) : "";
+      const response = create(ListEventsResponseSchema, { nextPageToken });
+      // The stored bytes of each event as an `events` field, then the token.
+      const bytes = Buffer.concat([
+        ...page.map((e) => lengthDelimited(ListEventsResponseSchema.field.events.number, e.body)),
+        toBinary(ListEventsResponseSchema, response),
+      ]);
+      response.events = page.map((e) => e.event);
+      return withEncoding(response, bytes);
     },
 
     async getUserState(req) {

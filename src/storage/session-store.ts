@@ -31,6 +31,12 @@ export interface StoredSession {
   updateTimeNs: bigint;
 }
 
+/** An event as read, with its stored protobuf encoding. */
+export interface StoredEvent {
+  event: Event;
+  body: Uint8Array;
+}
+
 export interface EventWindow {
   /** Undefined: all events. */
   numRecent?: number | undefined;
@@ -232,7 +238,7 @@ export class SessionStore {
     return result;
   }
 
-  async getSession(key: SessionKey, window: EventWindow): Promise<{ session: StoredSession; events: Event[] } | undefined> {
+  async getSession(key: SessionKey, window: EventWindow): Promise<{ session: StoredSession; events: StoredEvent[] } | undefined> {
     const cutoff = this.liveSince(key.appName);
     const row = await this.db
       .selectFrom("sessions as s")
@@ -261,7 +267,7 @@ export class SessionStore {
 
     const rows = await windowQuery(this.db, row.pk, row.revision, window).execute();
     if (window.numRecent !== undefined) rows.reverse();
-    return { session, events: rows.map((r) => decodeEvent(r.body)) };
+    return { session, events: rows.map((r) => storedEvent(r.body)) };
   }
 
   async listSessions(q: ListSessionsQuery): Promise<StoredSession[]> {
@@ -484,7 +490,7 @@ export class SessionStore {
   }
 
   /** Undefined when the session does not exist. */
-  async listEvents(q: ListEventsQuery): Promise<Event[] | undefined> {
+  async listEvents(q: ListEventsQuery): Promise<StoredEvent[] | undefined> {
     const sessionPk = await this.sessionPk(q.key);
     if (sessionPk === undefined) return undefined;
     let query = this.db.selectFrom("events").select("body").where("session_pk", "=", sessionPk);
@@ -493,7 +499,7 @@ export class SessionStore {
       .orderBy("seq", q.descending ? "desc" : "asc")
       .limit(q.limit)
       .execute();
-    return rows.map((r) => decodeEvent(r.body));
+    return rows.map((r) => storedEvent(r.body));
   }
 
   async getUserState(appName: string, userId: string): Promise<JsonObject> {
@@ -626,6 +632,10 @@ async function readUserState(db: Kysely<Database>, appName: string, userId: stri
 async function readAppState(db: Kysely<Database>, appName: string): Promise<JsonObject> {
   const row = await db.selectFrom("app_states").select("state").where("app_name", "=", appName).executeTakeFirst();
   return (row?.state as JsonObject | undefined) ?? {};
+}
+
+function storedEvent(body: Uint8Array): StoredEvent {
+  return { event: decodeEvent(body), body };
 }
 
 function decodeEvent(body: Uint8Array): Event {

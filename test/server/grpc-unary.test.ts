@@ -11,6 +11,8 @@ import {
   GetSessionResponseSchema,
   GetUserStateRequestSchema,
   GetUserStateResponseSchema,
+  ListEventsRequestSchema,
+  ListEventsResponseSchema,
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract } from "../support/contract.js";
 import { unique } from "../support/ids.js";
@@ -138,6 +140,46 @@ describeContract(
         expect(decoded).toMatchObject({ revision: 1n, stored: true, duplicate: true });
         expect(decoded.event).toEqual(stored);
       }
+    });
+
+    it("answers GetSession and ListEvents from the stored bytes, as Connect would", async () => {
+      const appName = unique("app");
+      const key = { appName, userId: "u", sessionId: "s" };
+      await t().client.createSession({ ...key, state: { "app:region": "eu", "user:tier": "gold", topic: "orders" } });
+      for (const [i, text] of ["first", "zweite Nachricht ✓", ""].entries()) {
+        await t().client.appendEvent({
+          ...key,
+          event: {
+            author: i % 2 ? "agent" : "user",
+            content: { parts: [{ data: { case: "text", value: text } }] },
+            actions: { stateDelta: { turn: i } },
+          },
+        });
+      }
+      const calls = [
+        {
+          path: `${SERVICE}/GetSession`,
+          body: toBinary(GetSessionRequestSchema, create(GetSessionRequestSchema, { ...key, numRecentEvents: 2 })),
+          decode: (b: Uint8Array) => fromBinary(GetSessionResponseSchema, b),
+        },
+        {
+          path: `${SERVICE}/ListEvents`,
+          body: toBinary(ListEventsRequestSchema, create(ListEventsRequestSchema, { ...key, pageSize: 2 })),
+          decode: (b: Uint8Array) => fromBinary(ListEventsResponseSchema, b),
+        },
+      ];
+      for (const c of calls) {
+        const fast = await call(c.path, envelope(c.body));
+        const viaConnect = await call(c.path, envelope(c.body), { "grpc-encoding": "gzip" });
+        expect(fast.status).toBe("0");
+        expect(c.decode(unenvelope(fast.body, fast.headers))).toEqual(c.decode(unenvelope(viaConnect.body, viaConnect.headers)));
+      }
+      const session = fromBinary(
+        GetSessionResponseSchema,
+        unenvelope((await call(calls[0]?.path ?? "", envelope(calls[0]?.body ?? new Uint8Array()))).body, {}),
+      ).session;
+      expect(session?.events.map((e) => e.seq)).toEqual([2n, 3n]);
+      expect(session?.state).toEqual({ "app:region": "eu", "user:tier": "gold", topic: "orders", turn: 2 });
     });
 
     it("gives the same status and message for every kind of bad request", async () => {
