@@ -213,13 +213,11 @@ export class SessionStore {
       if (!inserted) {
         throw new ConnectError(`session "${id}" already exists for app "${key.appName}" and user "${key.userId}"`, Code.AlreadyExists);
       }
-      this.#checkLimit(full, "maxStateBytes", Number(inserted.bytes), "the session state's size in bytes");
-      const [user] = isEmpty(initial.user)
-        ? []
-        : await upsertUserStates(trx, [{ appName: key.appName, userId: key.userId, delta: initial.user, now }]);
-      if (user) this.#checkLimit(full, "maxStateBytes", user.bytes, "the user state's size in bytes");
-      const [app] = isEmpty(initial.app) ? [] : await upsertAppStates(trx, [{ appName: key.appName, userId: "", delta: initial.app, now }]);
-      if (app) this.#checkLimit(full, "maxStateBytes", app.bytes, "the app state's size in bytes");
+      this.#checkLimit(full, "maxStateBytes", Number(inserted.bytes), SCOPE_SIZE.session);
+      const user = isEmpty(initial.user) ? undefined : await upsertUserState(trx, key.appName, key.userId, initial.user, now);
+      if (user) this.#checkLimit(full, "maxStateBytes", user.bytes, SCOPE_SIZE.user);
+      const app = isEmpty(initial.app) ? undefined : await upsertAppState(trx, key.appName, initial.app, now);
+      if (app) this.#checkLimit(full, "maxStateBytes", app.bytes, SCOPE_SIZE.app);
       const userState = user?.state ?? (await readUserState(trx, key.appName, key.userId));
       const appState = app?.state ?? (await readAppState(trx, key.appName));
       return {
@@ -481,7 +479,7 @@ export class SessionStore {
           const assigned = create(EventSchema, { seq: row.o_seq ?? 0n });
           if (!event.timestamp) assigned.timestamp = event.timestamp = nsToTimestamp(row.o_timestamp_ns ?? 0n);
           event.seq = assigned.seq;
-          const eventBytes = concat(body, toBinary(EventSchema, assigned));
+          const eventBytes = Buffer.concat([body, toBinary(EventSchema, assigned)]);
           return { event, eventBytes, revision, updateTimeNs: row.o_update_time_ns ?? 0n, duplicate: false };
         }
       default:
@@ -520,53 +518,40 @@ export function windowQuery(db: Kysely<Database>, sessionPk: bigint, revision: b
   return window.numRecent === undefined ? query.orderBy("seq", "asc") : query.orderBy("seq", "desc").limit(window.numRecent);
 }
 
-// `||` replaces whole top-level values and keeps JSON null: ADK's delta rules.
-// ON CONFLICT makes the first write of a scope race-free (ADK #4954). Rows
-// are written in key order, so transactions that write several never wait
-// on each other in a cycle. Each returns the new state and its size per key.
-interface ScopeRow {
-  appName: string;
-  userId: string;
-  delta: JsonObject;
-  now: bigint;
-}
-interface WrittenScope {
-  state: JsonObject;
-  bytes: number;
-}
-
-const scopeKey = (appName: string, userId = "") => `${appName}\u0000${userId}`;
-
-async function upsertUserStates(trx: Transaction<Database>, rows: ScopeRow[]): Promise<WrittenScope[]> {
-  if (rows.length === 0) return [];
-  const sorted = [...rows].sort((a, b) => compare(scopeKey(a.appName, a.userId), scopeKey(b.appName, b.userId)));
-  const values = sorted.map((r) => sql`(${r.appName}::text, ${r.userId}::text, ${JSON.stringify(r.delta)}::jsonb, ${r.now}::bigint)`);
-  const { rows: written } = await sql<{ app_name: string; user_id: string; state: JsonObject; bytes: number }>`
-    INSERT INTO user_states (app_name, user_id, state, update_time_ns) VALUES ${sql.join(values)}
+// Creating a session writes its initial user and app states. `||` replaces
+// whole top-level values and keeps JSON null: ADK's delta rules (appends
+// apply them in sessionstore_append). ON CONFLICT makes the first write of a
+// scope race-free (ADK #4954). Each returns the new state and its size.
+async function upsertUserState(
+  trx: Transaction<Database>,
+  appName: string,
+  userId: string,
+  delta: JsonObject,
+  now: bigint,
+): Promise<{ state: JsonObject; bytes: number }> {
+  const { rows } = await sql<{ state: JsonObject; bytes: number }>`
+    INSERT INTO user_states (app_name, user_id, state, update_time_ns) VALUES (${appName}, ${userId}, ${JSON.stringify(delta)}::jsonb, ${now})
     ON CONFLICT (app_name, user_id) DO UPDATE SET state = user_states.state || excluded.state, update_time_ns = excluded.update_time_ns
-    RETURNING app_name, user_id, state, octet_length(state::text) AS bytes`.execute(trx);
-  const byKey = new Map(written.map((w) => [scopeKey(w.app_name, w.user_id), { state: w.state, bytes: Number(w.bytes) }]));
-  return rows.map((r) => byKey.get(scopeKey(r.appName, r.userId)) ?? missing("user state"));
+    RETURNING state, octet_length(state::text) AS bytes`.execute(trx);
+  return written(rows[0], "user state");
 }
 
-async function upsertAppStates(trx: Transaction<Database>, rows: ScopeRow[]): Promise<WrittenScope[]> {
-  if (rows.length === 0) return [];
-  const sorted = [...rows].sort((a, b) => compare(a.appName, b.appName));
-  const values = sorted.map((r) => sql`(${r.appName}::text, ${JSON.stringify(r.delta)}::jsonb, ${r.now}::bigint)`);
-  const { rows: written } = await sql<{ app_name: string; state: JsonObject; bytes: number }>`
-    INSERT INTO app_states (app_name, state, update_time_ns) VALUES ${sql.join(values)}
+async function upsertAppState(
+  trx: Transaction<Database>,
+  appName: string,
+  delta: JsonObject,
+  now: bigint,
+): Promise<{ state: JsonObject; bytes: number }> {
+  const { rows } = await sql<{ state: JsonObject; bytes: number }>`
+    INSERT INTO app_states (app_name, state, update_time_ns) VALUES (${appName}, ${JSON.stringify(delta)}::jsonb, ${now})
     ON CONFLICT (app_name) DO UPDATE SET state = app_states.state || excluded.state, update_time_ns = excluded.update_time_ns
-    RETURNING app_name, state, octet_length(state::text) AS bytes`.execute(trx);
-  const byKey = new Map(written.map((w) => [w.app_name, { state: w.state, bytes: Number(w.bytes) }]));
-  return rows.map((r) => byKey.get(r.appName) ?? missing("app state"));
+    RETURNING state, octet_length(state::text) AS bytes`.execute(trx);
+  return written(rows[0], "app state");
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function missing(what: string): never {
-  throw new Error(`upsert returned no row for a ${what}`);
+function written(row: { state: JsonObject; bytes: number } | undefined, what: string): { state: JsonObject; bytes: number } {
+  if (!row) throw new Error(`upsert returned no row for a ${what}`);
+  return { state: row.state, bytes: Number(row.bytes) };
 }
 
 /** The outcome of a one-append batch; a refusal stays an outcome, an error is thrown. */
@@ -574,13 +559,6 @@ function only<R>(outcomes: Outcome<R>[]): Outcome<R> {
   const [outcome] = outcomes;
   if (!outcome) throw new Error("append: no outcome");
   return outcome;
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
 }
 
 function settleNow<R>(f: () => R): Outcome<R> {
