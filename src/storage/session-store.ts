@@ -84,7 +84,8 @@ export interface ListEventsQuery {
   cursorSeq?: bigint | undefined;
 }
 
-const notFound = (key: SessionKey) =>
+/** NOT_FOUND for a session, as every RPC words it. */
+export const notFound = (key: SessionKey) =>
   new ConnectError(`session "${key.sessionId}" not found for app "${key.appName}" and user "${key.userId}"`, Code.NotFound);
 
 /**
@@ -369,8 +370,8 @@ export class SessionStore {
    * outcome is what it would have been on its own.
    */
   appendEvent(input: AppendInput): Promise<AppendResult> {
-    // The id is fixed before the first attempt, so every retry below (and a
-    // batch that is run again one by one) finds its own earlier copy.
+    // The id is fixed before the first attempt, so an append that runs again
+    // (its batch failed as a whole) finds its own earlier copy.
     return this.#appends.submit({ input, eventId: input.event.id || randomUUID() });
   }
 
@@ -378,10 +379,25 @@ export class SessionStore {
     try {
       return await this.#appendTogether(batch);
     } catch (error) {
+      // Nothing of the batch was written. When the function names the append
+      // whose write passed a state cap, that append alone is refused and the
+      // others run again together: a batch writes each user and app state at
+      // most once, and appends to one session run in order, so they do not
+      // depend on the refused one beyond what the rerun recomputes.
+      const over = stateOverLimit(error);
+      const refusedAt = over ? over.index : -1;
+      const refusedKey = batch[refusedAt]?.input.key;
+      if (over && refusedKey) {
+        const refused = settleNow<AppendResult>(() => {
+          this.#checkLimit(refusedKey, "maxStateBytes", over.bytes, SCOPE_SIZE[over.scope]);
+          throw new Error(`append: ${over.scope} state of ${over.bytes} bytes reported over its limit`);
+        });
+        const rest = batch.length > 1 ? await this.#appendBatch(batch.filter((_, i) => i !== refusedAt)) : [];
+        return [...rest.slice(0, refusedAt), refused, ...rest.slice(refusedAt)];
+      }
       if (batch.length === 1) return [{ ok: false, error }];
-      // Something failed that rolled the whole batch back (a state over its
-      // limit, a lost connection): nothing of it was written. Each append
-      // then runs on its own, in order, and gets its own answer.
+      // Anything else (a lost connection, a conflict): each append runs on
+      // its own, in order, and gets its own answer.
       const outcomes: Outcome<AppendResult>[] = [];
       for (const pending of batch) {
         outcomes.push(await this.#appendTogether([pending]).then(only, (e: unknown) => ({ ok: false as const, error: e })));
@@ -408,9 +424,7 @@ export class SessionStore {
     const limits = batch.map((p) => this.#limits(p.input.key.appName));
     const json = (delta: JsonObject) => (isEmpty(delta) ? null : JSON.stringify(delta));
     const keys = batch.map((p) => p.input.key);
-    let rows: AppendRow[];
-    try {
-      ({ rows } = await sql<AppendRow>`
+    const { rows } = await sql<AppendRow>`
         SELECT * FROM sessionstore_append(
           ${keys.map((k) => k.appName)}::text[], ${keys.map((k) => k.userId)}::text[], ${keys.map((k) => k.sessionId)}::text[],
           ${batch.map((p) => p.eventId)}::text[], ${batch.map((p) => p.input.expectedRevision ?? null)}::bigint[],
@@ -421,21 +435,7 @@ export class SessionStore {
           ${batch.map((p) => json(p.input.delta.app))}::jsonb[],
           ${limits.map((l) => BigInt(l.maxEventsPerSession))}::bigint[], ${limits.map((l) => l.maxEventBytes)}::int[],
           ${limits.map((l) => l.maxStateBytes)}::int[]
-        )`.execute(this.db));
-    } catch (err) {
-      const over = stateOverLimit(err);
-      // Alone, an append whose write would pass a state cap gets its own
-      // RESOURCE_EXHAUSTED; in a batch the caller runs the appends again one by one.
-      if (over && batch.length === 1) {
-        return [
-          settleNow<AppendResult>(() => {
-            this.#checkLimit(keys[0] as SessionKey, "maxStateBytes", over.bytes, SCOPE_SIZE[over.scope]);
-            throw new Error(`append: ${over.scope} state of ${over.bytes} bytes reported over its limit`);
-          }),
-        ];
-      }
-      throw err;
-    }
+        )`.execute(this.db);
     if (rows.length !== batch.length) throw new Error(`append: ${rows.length} outcomes for ${batch.length} appends`);
     return rows.map((row, i) =>
       settleNow(() => this.#outcome(batch[i] as PendingAppend, events[i] as Event, bodies[i] as Uint8Array, row)),
@@ -589,12 +589,15 @@ const SCOPE_SIZE = {
   app: "the app state's size in bytes",
 } as const;
 
-/** sessionstore_append's "state over its size limit" error (SQLSTATE SS001), detail "<index> <scope> <bytes>". */
-function stateOverLimit(err: unknown): { scope: keyof typeof SCOPE_SIZE; bytes: number } | undefined {
+/**
+ * sessionstore_append's "state over its size limit" error (SQLSTATE SS001),
+ * detail "<append index, from 1> <scope> <bytes>"; `index` counts from 0.
+ */
+function stateOverLimit(err: unknown): { index: number; scope: keyof typeof SCOPE_SIZE; bytes: number } | undefined {
   if (sqlState(err) !== "SS001") return undefined;
-  const [, scope, bytes] = String((err as { detail?: unknown }).detail).split(" ");
+  const [n, scope, bytes] = String((err as { detail?: unknown }).detail).split(" ");
   if (scope !== "session" && scope !== "user" && scope !== "app") return undefined;
-  return { scope, bytes: Number(bytes) };
+  return { index: Number(n) - 1, scope, bytes: Number(bytes) };
 }
 
 async function readUserState(db: Kysely<Database>, appName: string, userId: string): Promise<JsonObject> {

@@ -2,8 +2,11 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { splitState } from "../../src/domain/state.js";
 import { nsToTimestamp } from "../../src/domain/time.js";
+import { loadPolicy } from "../../src/policy/app-policy.js";
 import type { OpenDatabase } from "../../src/storage/database.js";
+import { SessionStore } from "../../src/storage/session-store.js";
 import { backends } from "../support/backends.js";
 
 // sessionstore_append (migration 0004) completes each stored event with its
@@ -52,6 +55,42 @@ for (const backend of backends()) {
           expect(Buffer.from(rows[0]?.body as Uint8Array).length, `seq ${seq}, time ${ns}`).toBe(toBinary(EventSchema, expected).length);
         }
       }
+    });
+
+    it("runs appends that name one session twice in one call in order, each seeing the one before", async () => {
+      // Group commit starts the first append alone and puts the next ones,
+      // submitted while it runs, into one call: the path for a repeated session.
+      const store = new SessionStore(opened.db, {
+        policies: loadPolicy(JSON.stringify({ defaults: { limits: { maxStateBytes: 60 } } }), undefined),
+      });
+      const key = { appName: "twice", userId: "u", sessionId: "s" };
+      await store.createSession(key, splitState({}));
+      const append = (author: string, delta: Record<string, string>, id?: string) =>
+        store.appendEvent({ key, event: create(EventSchema, { author, id }), delta: splitState(delta) }).then(
+          (r) => ({ seq: r.event.seq, duplicate: r.duplicate }),
+          (e: unknown) => String(e),
+        );
+      const results = await Promise.all([
+        append("a", { x: "1" }),
+        append("b", { y: "2" }, "same-id"),
+        append("c", { z: "y".repeat(80) }), // passes maxStateBytes: refused alone
+        append("d", { x: "3" }, "same-id"), // the id of "b", in the same call: a duplicate
+        append("e", { w: "4" }),
+      ]);
+      expect(results).toEqual([
+        { seq: 1n, duplicate: false },
+        { seq: 2n, duplicate: false },
+        expect.stringMatching(/maxStateBytes/),
+        { seq: 2n, duplicate: true },
+        { seq: 3n, duplicate: false },
+      ]);
+      const found = await store.getSession(key, {});
+      expect(found?.session.sessionState).toEqual({ x: "1", y: "2", w: "4" });
+      expect(found?.events.map((e) => [e.event.seq, e.event.author])).toEqual([
+        [1n, "a"],
+        [2n, "b"],
+        [3n, "e"],
+      ]);
     });
   });
 }

@@ -31,9 +31,10 @@ for (const backend of backends()) {
         INSERT INTO events (session_pk, seq, event_id, timestamp_ns, body, app_name, user_id)
         SELECT ${pk}, g, 'e' || g, g, '\\x'::bytea, 'feed', 'u' FROM generate_series(1, ${HISTORY}) g`.execute(opened.db);
       await sql`ANALYZE events`.execute(opened.db);
-      const { rows } = await sql<{ tx: string; pos: bigint }>`SELECT tx::text AS tx, pos FROM events ORDER BY tx, pos DESC LIMIT 1`.execute(
-        opened.db,
-      );
+      const { rows } = await sql<{
+        tx: string;
+        pos: bigint;
+      }>`SELECT tx::text AS tx, pos FROM events ORDER BY tx DESC, pos DESC LIMIT 1`.execute(opened.db);
       last = { tx: BigInt(rows[0]?.tx ?? "0"), pos: (rows[0]?.pos ?? 0n) - 10n };
     });
     afterAll(async () => {
