@@ -41,10 +41,6 @@ export function withoutTemp(state: JsonObject): JsonObject {
   return kept;
 }
 
-export function hasTempKeys(state: JsonObject | undefined): boolean {
-  return state !== undefined && Object.keys(state).some((key) => key.startsWith(TEMP_PREFIX));
-}
-
 export function isEmpty(state: JsonObject): boolean {
   for (const _ in state) return false;
   return true;

@@ -1,6 +1,5 @@
 import { create, type JsonObject, toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import type { Event } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { type Session, SessionSchema } from "../../gen/ts/sessionstore/v1/session_pb.js";
 import {
   AppendEventResponseSchema,
@@ -17,7 +16,7 @@ import {
 import { mergeState, splitState, withoutTemp } from "../domain/state.js";
 import { nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { RedactorSet } from "../redact/redactor.js";
-import type { SessionKey, SessionStore, StoredSession } from "../storage/session-store.js";
+import { notFound, type SessionKey, type SessionStore, type StoredSession } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { lengthDelimited, withEncoding } from "./encoded.js";
 import { checkEvent } from "./event-rules.js";
@@ -41,7 +40,7 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       checkJson("state", req.state, { forbidNul: true });
       const state = req.state && redactors.for(appName).redactJson(req.state);
       const stored = await store.createSession({ appName, userId, sessionId }, splitState(state));
-      return create(CreateSessionResponseSchema, { session: toSession(stored, []) });
+      return create(CreateSessionResponseSchema, { session: toSession(stored) });
     },
 
     async getSession(req) {
@@ -54,7 +53,7 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       // Encoded as the session without its events, then each event's stored
       // bytes as an `events` field (a repeated field may come after the
       // others), the whole as the response's `session`: no event is encoded again.
-      const session = toSession(found.session, []);
+      const session = toSession(found.session);
       const sessionBytes = Buffer.concat([
         toBinary(SessionSchema, session),
         ...found.events.map((e) => lengthDelimited(SessionSchema.field.events.number, e.body)),
@@ -82,7 +81,7 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       const last = page[page.length - 1];
       const nextPageToken =
         rows.length > limit && last ? encodeToken(listing, { t: last.updateTimeNs.toString(), i: last.id, u: last.userId }) : "";
-      return create(ListSessionsResponseSchema, { sessions: page.map((s) => toSession(s, [])), nextPageToken });
+      return create(ListSessionsResponseSchema, { sessions: page.map((s) => toSession(s)), nextPageToken });
     },
 
     async deleteSession(req) {
@@ -181,18 +180,14 @@ function sessionKey(req: { appName: string; userId: string; sessionId: string })
   };
 }
 
-function notFound(key: SessionKey): ConnectError {
-  return new ConnectError(`session "${key.sessionId}" not found for app "${key.appName}" and user "${key.userId}"`, Code.NotFound);
-}
-
-function toSession(stored: StoredSession, events: Event[]): Session {
+/** A session as stored, without events (callers add them). */
+function toSession(stored: StoredSession): Session {
   const state: JsonObject = mergeState(stored.sessionState, stored.appState, stored.userState);
   return create(SessionSchema, {
     id: stored.id,
     appName: stored.appName,
     userId: stored.userId,
     state,
-    events,
     lastUpdateTime: nsToTimestamp(stored.updateTimeNs),
     revision: stored.revision,
     createTime: nsToTimestamp(stored.createTimeNs),

@@ -11,7 +11,7 @@ import {
 import { nowNs, nsToTimestamp } from "../domain/time.js";
 import type { LoggedEvent } from "../storage/event-log.js";
 import { type LogPosition, ORIGIN } from "../storage/log-position.js";
-import type { SessionStore } from "../storage/session-store.js";
+import { notFound, type SessionStore } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { type TailItem, type TailOptions, tailScope, tailSession } from "../stream/tail.js";
 import { decodeToken, parseBigInt, tokenEncoder } from "./page-token.js";
@@ -56,9 +56,7 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
       }
       const key = { appName, userId, sessionId };
       const sessionPk = await store.sessionPk(key);
-      if (sessionPk === undefined) {
-        throw new ConnectError(`session "${sessionId}" not found for app "${appName}" and user "${userId}"`, Code.NotFound);
-      }
+      if (sessionPk === undefined) throw notFound(key);
       const encode = tokenEncoder(scopeKey);
       const cursor = (seq: bigint) => encode({ s: seq.toString() });
       for await (const item of tailSession({ ...key, sessionPk }, from, hub.tailDeps, options)) yield respond(item, cursor);

@@ -24,9 +24,9 @@ import { knownEncoding } from "../rpc/encoded.js";
 // compressed requests, unknown paths) goes to Connect unchanged, and so do
 // all decisions that matter: the same service implementations, the same
 // interceptors (auth, the error funnel), Connect's own timeout parsing and
-// trailer encoding. It answers with the statuses and messages Connect would,
-// except that a body that does not parse is INVALID_ARGUMENT (see
-// rpc/parse-errors.ts, which does the same for Connect's handler).
+// trailer encoding. It answers with the statuses and messages Connect's
+// handler gives (with rpc/parse-errors.ts: a body that does not parse is
+// INVALID_ARGUMENT on both).
 
 type UnarySpec = MethodImplSpec & { kind: "unary"; method: DescMethodUnary };
 
@@ -88,12 +88,15 @@ async function serve(
   live.add(controller);
   const onClose = () => controller.abort(new ConnectError("the client closed the call", Code.Canceled));
   req.once("close", onClose);
-  const deadline = timeout.timeoutMs === undefined ? undefined : Date.now() + timeout.timeoutMs;
+  const { timeoutMs } = timeout;
+  const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
   const expire = () => controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
   let timer: NodeJS.Timeout | undefined;
-  // A deadline already past (grpc-js sends "0m") aborts before the handler runs.
-  if (timeout.timeoutMs !== undefined && timeout.timeoutMs <= 0) expire();
-  else if (timeout.timeoutMs !== undefined) timer = setTimeout(expire, timeout.timeoutMs);
+  if (timeoutMs !== undefined) {
+    // A deadline already past (grpc-js sends "0m") aborts before the handler runs.
+    if (timeoutMs <= 0) expire();
+    else timer = setTimeout(expire, timeoutMs);
+  }
   const context: HandlerContext = {
     service: spec.method.parent,
     method: spec.method,
@@ -104,7 +107,7 @@ async function serve(
     requestHeader: requestHeaders(req),
     responseHeader: new Headers({ "content-type": CONTENT_TYPE }),
     responseTrailer: new Headers({ "grpc-status": "0" }),
-    url: `http://${req.authority}${req.url}`,
+    url: `${"encrypted" in req.socket && req.socket.encrypted ? "https" : "http"}://${req.authority}${req.url}`,
     values: createContextValues(),
   };
   let body: Uint8Array | undefined;

@@ -1,6 +1,6 @@
 // Group commit: appends that arrive while the database is busy with earlier
-// ones wait here and then go to it together, in one transaction. Under load
-// this turns N transactions (N sets of round trips, N WAL flushes) into one;
+// ones wait here and then go to it together, in one statement and one
+// transaction. Under load this turns N round trips and N WAL flushes into one;
 // with one caller at a time every batch holds one item and nothing waits.
 
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };

@@ -1,6 +1,5 @@
 // SQLSTATE codes the service reacts to. Both drivers put them on `code`.
 export const PgCode = {
-  uniqueViolation: "23505",
   serializationFailure: "40001",
   deadlockDetected: "40P01",
   untranslatableCharacter: "22P05",
@@ -21,12 +20,4 @@ export function sqlState(err: unknown): string | undefined {
     if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
   return undefined;
-}
-
-export function isUniqueViolation(err: unknown, constraint?: string): boolean {
-  if (sqlState(err) !== PgCode.uniqueViolation) return false;
-  if (constraint === undefined) return true;
-  const actual = (err as { constraint?: unknown }).constraint;
-  // PGlite may not report the constraint name; the message names it too.
-  return actual === constraint || String((err as { message?: unknown }).message).includes(constraint);
 }
