@@ -10,8 +10,6 @@ const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 export interface Listener {
   net: net.Server;
-  h2: http2.Http2Server;
-  h1: http.Server;
   /** Requests (HTTP/1.1) and streams (HTTP/2) whose response has not finished. */
   readonly activeRequests: number;
   /**
@@ -23,21 +21,22 @@ export interface Listener {
   destroy(): void;
 }
 
-/**
- * One cleartext port for gRPC (HTTP/2) and for browsers (HTTP/1.1, where
- * gRPC-Web and Connect work too). Node's h2c server cannot take HTTP/1.1, so
- * the first bytes of each connection decide which server gets it.
- *
- * The connections are tracked here rather than by the two HTTP servers:
- * neither ever listens, and http.Server only tracks connections (for
- * closeIdleConnections) once it does.
- */
 export interface TlsFiles {
   cert: Buffer;
   key: Buffer;
 }
 
-export function createListener(handler: Handler, maxMessageBytes = 16 * 1024 * 1024, tlsFiles?: TlsFiles): Listener {
+/**
+ * One port for gRPC (HTTP/2) and for browsers (HTTP/1.1, where gRPC-Web and
+ * Connect work too). In cleartext, Node's h2c server cannot take HTTP/1.1, so
+ * the first bytes of each connection decide which server gets it; with TLS,
+ * ALPN does.
+ *
+ * The connections are tracked here rather than by the two HTTP servers:
+ * neither ever listens, and http.Server only tracks connections (for
+ * closeIdleConnections) once it does.
+ */
+export function createListener(handler: Handler, maxMessageBytes: number, tlsFiles?: TlsFiles): Listener {
   let activeRequests = 0;
   let draining = false;
   /** Accepted, but too few bytes yet to tell HTTP/2 from HTTP/1.1. */
@@ -133,8 +132,6 @@ export function createListener(handler: Handler, maxMessageBytes = 16 * 1024 * 1
   let drained: Promise<void> | undefined;
   return {
     net: server,
-    h2,
-    h1,
     get activeRequests() {
       return activeRequests;
     },

@@ -79,20 +79,20 @@ export async function startServer(config: Config, options: StartOptions): Promis
 
   const database =
     options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.poolSize }));
-  let streams: StreamHub | undefined;
+  // The store tells the hub of deletions, the hub asks the store about
+  // expiry: each callback runs only once both exist.
   const store = new SessionStore(database.db, {
     policies,
     logger,
-    onDeleted: (pk) => streams?.deleted(pk),
+    onDeleted: (pk) => hub.deleted(pk),
     appendBatches: config.appendBatches,
   });
-  streams = new StreamHub(database, logger, {
+  const hub: StreamHub = new StreamHub(database, logger, {
     listenUrl: database.backend === "postgres" ? database.url : undefined,
     feedBatch: 500,
     feedPollMs: config.feedPollMs,
     liveSince: (appName) => store.liveSince(appName),
   });
-  const hub = streams;
   try {
     await hub.start();
   } catch (err) {
