@@ -1,4 +1,4 @@
-import { type DescMessage, type JsonValue, ScalarType } from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, type JsonValue, ScalarType } from "@bufbuild/protobuf";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import type { PolicySet, RedactionPolicy } from "../policy/app-policy.js";
 import { BUILT_IN, type Detector, PRECEDENCE } from "./detectors.js";
@@ -31,6 +31,18 @@ const IDENTIFIERS = new Set([
   "sessionstore.v1.EventActions.transfer_to_agent",
   "sessionstore.v1.EventActions.rewind_before_invocation_id",
 ]);
+
+// Decided once per field descriptor: the walk runs on every append.
+const identifierFields = new WeakMap<DescField, boolean>();
+
+function isIdentifier(field: DescField): boolean {
+  let known = identifierFields.get(field);
+  if (known === undefined) {
+    known = IDENTIFIERS.has(`${field.parent.typeName}.${field.name}`);
+    identifierFields.set(field, known);
+  }
+  return known;
+}
 
 export type Hits = Record<string, number>;
 
@@ -124,7 +136,6 @@ export class Redactor {
 
   #message(desc: DescMessage, msg: Record<string, unknown>, hits: Hits | undefined): void {
     for (const field of desc.fields) {
-      const qualified = `${desc.typeName}.${field.name}`;
       let holder: Record<string, unknown> = msg;
       let key = field.localName;
       if (field.oneof) {
@@ -137,7 +148,7 @@ export class Redactor {
       if (value === undefined || value === null) continue;
       switch (field.fieldKind) {
         case "scalar":
-          if (field.scalar === ScalarType.STRING && !IDENTIFIERS.has(qualified)) holder[key] = this.redactString(value as string, hits);
+          if (field.scalar === ScalarType.STRING && !isIdentifier(field)) holder[key] = this.redactString(value as string, hits);
           break;
         case "message":
           if (field.message.typeName === "google.protobuf.Struct" || field.message.typeName === "google.protobuf.Value") {
@@ -147,7 +158,7 @@ export class Redactor {
           }
           break;
         case "list":
-          if (field.listKind === "scalar" && field.scalar === ScalarType.STRING && !IDENTIFIERS.has(qualified)) {
+          if (field.listKind === "scalar" && field.scalar === ScalarType.STRING && !isIdentifier(field)) {
             holder[key] = (value as string[]).map((s) => this.redactString(s, hits));
           } else if (field.listKind === "message") {
             for (const item of value as Record<string, unknown>[]) this.#message(field.message, item, hits);
