@@ -114,6 +114,36 @@ describeContract(
       tail.cancel();
     });
 
+    it("leaves identifier fields as they are, even when they look like personal data", async () => {
+      const key = { appName: unique("app"), userId: "u1", sessionId: "s" };
+      await t().client.createSession(key);
+      const look = "ada@example.com";
+      await t().client.appendEvent({
+        ...key,
+        event: {
+          id: `evt-${look}`,
+          invocationId: `inv-${look}`,
+          author: `agent-${look}`,
+          content: {
+            role: "model",
+            parts: [
+              { data: { case: "text", value: `mail ${look}` } },
+              { data: { case: "functionCall", value: { id: `call-${look}`, name: `lookup_${look}`, args: { to: look } } } },
+            ],
+          },
+        },
+      });
+      const [event] = (await t().client.getSession(key)).session?.events ?? [];
+      expect(event).toMatchObject({ id: `evt-${look}`, invocationId: `inv-${look}`, author: `agent-${look}` });
+      expect(event?.content?.parts[0]?.data).toEqual({ case: "text", value: "mail [EMAIL]" });
+      const fc = event?.content?.parts[1]?.data;
+      expect(fc?.case === "functionCall" && [fc.value.id, fc.value.name, fc.value.args]).toEqual([
+        `call-${look}`,
+        `lookup_${look}`,
+        { to: "[EMAIL]" },
+      ]);
+    });
+
     it("follows each app's configuration", async () => {
       const raw = { appName: "raw-app", userId: unique("u"), sessionId: "s" };
       await t().client.createSession(raw);
