@@ -58,6 +58,9 @@ describeContract("concurrency", (t) => {
     );
     const user = (await t().client.getUserState({ appName, userId: "u1" })).state ?? {};
     expect(Object.keys(user).sort()).toEqual(ids.map((_, i) => String(i)).sort());
+    // App state has no RPC of its own: a session of another user shows it.
+    const other = (await t().client.createSession({ appName, userId: "u2", sessionId: "probe" })).session?.state ?? {};
+    expect(Object.keys(other).sort()).toEqual(ids.map((_, i) => `app:${i}`).sort());
   });
 
   it("stores an event once when the same id is appended concurrently", async () => {
