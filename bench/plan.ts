@@ -103,7 +103,8 @@ export const profilePlan: Plan = {
   historySizes: [100_000],
   windowIterations: 2000,
   listIterations: 500,
-  tails: [],
+  // Fan-out: many tails of one session, where each event is sent a thousand times.
+  tails: [{ tails: 1000, sessions: 1, rate: 10, seconds: 10 }],
   adk: false,
   pgbench: false,
   nodePg: false,

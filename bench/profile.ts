@@ -1,4 +1,4 @@
-// `npm run bench -- --profile`: the append path and the read paths, each in
+// `npm run bench -- --profile`: the append path, the read paths and tail fan-out, each in
 // a server of its own under `node --cpu-prof`, with every query the server
 // sends counted (bench/count-queries.ts). Writes the .cpuprofile files (open
 // them in Chrome DevTools or speedscope), the query counts, and a summary
@@ -10,7 +10,7 @@ import { appendRunGo, buildGoLoad } from "./go-load.js";
 import { profilePlan } from "./plan.js";
 import { BenchDatabases, DEFAULT_ADMIN_URL, ensurePostgres, withClient } from "./postgres.js";
 import { startServer } from "./server.js";
-import { listRun, loadHistory, loadSessions, windowRun } from "./sessionstore.js";
+import { listRun, loadHistory, loadSessions, tailRun, windowRun } from "./sessionstore.js";
 import { round } from "./stats.js";
 
 interface ProfileNode {
@@ -158,6 +158,16 @@ export async function runProfile(root: string, log: (msg: string) => void): Prom
         note: `${plan.windowIterations} GetSession (20 most recent of 100,000 events): p50 ${window.p50Ms} ms, p99 ${window.p99Ms} ms; ListSessions first page p50 ${list.first.p50Ms} ms, deep page p50 ${list.deep.p50Ms} ms (${calls} read calls in all).`,
       };
     });
+    for (const t of plan.tails) {
+      await phase("tails", async (url, pid) => {
+        const run = await tailRun(url, pid, "profile", t.tails, t.sessions, t.rate, t.seconds);
+        return {
+          per: run.deliveries,
+          unit: "delivery",
+          note: `${run.tails} StreamEvents tails on ${run.sessions} session(s), ${run.appends} appends at ${t.rate}/s: ${run.deliveries} of ${run.expected} deliveries, p50 ${run.latency.p50Ms} ms, p99 ${run.latency.p99Ms} ms after the append's response.`,
+        };
+      });
+    }
     const summary = join(root, "bench", "results", `profile-${stamp}.md`);
     writeFileSync(summary, `${sections.join("\n")}\n`);
     log(`wrote ${summary}`);

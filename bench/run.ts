@@ -3,7 +3,7 @@
 //
 //   npm run bench                  the full run: bench/results/full-*.json and BENCHMARKS.md
 //   npm run bench -- --smoke       tiny sizes, one repetition, no ADK: checks the harness works
-//   npm run bench -- --profile     the append and read paths under node --cpu-prof (bench/profile.ts)
+//   npm run bench -- --profile     the append, read and tail paths under node --cpu-prof (bench/profile.ts)
 //   npm run bench -- --report F    BENCHMARKS.md again from the results file F, without measuring
 //
 // Options: --reps N, --seconds S (measured seconds per append run), --no-adk,
