@@ -3,8 +3,8 @@ import type { Message } from "@bufbuild/protobuf";
 // Responses whose protobuf encoding is already known: an appended event was
 // encoded once to be stored, and encoding it again for the answer was a
 // tenth of the server's work per append. A handler that knows the bytes of
-// the message it returns registers them here, and the unary gRPC handler
-// (server/grpc-unary.ts) sends them instead of encoding the message. The
+// the message it returns (or streams) registers them here, and the gRPC
+// handler (server/grpc/) sends them instead of encoding the message. The
 // message itself stays complete: every other protocol encodes it as usual.
 // Nothing may change a registered message afterwards.
 const known = new WeakMap<Message, Uint8Array>();

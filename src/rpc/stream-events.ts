@@ -1,4 +1,4 @@
-import { create, fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { durationMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -7,6 +7,7 @@ import {
   type StreamEventsRequest,
   type StreamEventsResponse,
   StreamEventsResponseSchema,
+  StreamedEventSchema,
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { nowNs, nsToTimestamp } from "../domain/time.js";
 import type { LoggedEvent } from "../storage/event-log.js";
@@ -14,6 +15,7 @@ import { type LogPosition, ORIGIN } from "../storage/log-position.js";
 import { notFound, type SessionStore } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { type TailItem, type TailOptions, tailScope, tailSession } from "../stream/tail.js";
+import { lengthDelimited, withEncoding } from "./encoded.js";
 import { decodeToken, parseBigInt, tokenEncoder } from "./page-token.js";
 import { invalid, requireId } from "./validate.js";
 
@@ -35,6 +37,7 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
     const sessionId = req.sessionId === "" ? undefined : requireId("session_id", req.sessionId);
     if (sessionId !== undefined && userId === undefined) throw invalid("session_id needs user_id: a session belongs to one user");
     const scopeKey = ["StreamEvents", appName, userId ?? "", sessionId ?? ""];
+    const scope = JSON.stringify(scopeKey);
     const options: TailOptions = {
       heartbeatMs: heartbeat(req, settings.defaultHeartbeatMs),
       // HandlerContext.signal also fires when the call completes normally.
@@ -59,8 +62,8 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
       if (sessionPk === undefined) throw notFound(key);
       const encode = tokenEncoder(scopeKey);
       const cursor = (seq: bigint) => encode({ s: seq.toString() });
-      for await (const item of tailSession({ ...key, sessionPk }, from, hub.tailDeps, options)) yield respond(item, cursor);
-      throwIfStopping(hub);
+      for await (const item of tailSession({ ...key, sessionPk }, from, hub.tailDeps, options)) yield respond(item, scope, cursor);
+      throwIfEnded(hub, ctx.signal);
       return;
     }
 
@@ -74,15 +77,18 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
     }
     const encode = tokenEncoder(scopeKey);
     const cursor = (p: LogPosition) => encode({ t: p.tx.toString(), p: p.pos.toString() });
-    for await (const item of tailScope({ appName, userId }, from, hub.tailDeps, options)) yield respond(item, cursor);
-    throwIfStopping(hub);
+    for await (const item of tailScope({ appName, userId }, from, hub.tailDeps, options)) yield respond(item, scope, cursor);
+    throwIfEnded(hub, ctx.signal);
   };
 }
 
-function throwIfStopping(hub: StreamHub): void {
+/** A tail ends only when something ended it: say what, so the client knows to resume. */
+function throwIfEnded(hub: StreamHub, signal: AbortSignal): void {
   if (hub.stopping.aborted) {
     throw new ConnectError("server shutting down; resume from the last cursor received", Code.Unavailable);
   }
+  // The deadline ran out or the client left.
+  if (signal.aborted) throw ConnectError.from(signal.reason, Code.Canceled);
 }
 
 function heartbeat(req: StreamEventsRequest, fallbackMs: number): number {
@@ -94,10 +100,10 @@ function heartbeat(req: StreamEventsRequest, fallbackMs: number): number {
   return ms;
 }
 
-function respond<P>(item: TailItem<P>, cursor: (position: P) => string): StreamEventsResponse {
+function respond<P>(item: TailItem<P>, scope: string, cursor: (position: P) => string): StreamEventsResponse {
   switch (item.kind) {
     case "event":
-      return create(StreamEventsResponseSchema, { kind: { case: "event", value: streamed(item.event, cursor(item.position)) } });
+      return eventResponse(item.event, scope, () => cursor(item.position));
     case "caughtUp":
       return create(StreamEventsResponseSchema, { kind: { case: "caughtUp", value: { cursor: cursor(item.position) } } });
     case "heartbeat":
@@ -107,25 +113,33 @@ function respond<P>(item: TailItem<P>, cursor: (position: P) => string): StreamE
   }
 }
 
-// The feed hands the same row to every tail of it: decode it once, not once
-// per tail. Responses only read the message.
-const decodedEvents = new WeakMap<LoggedEvent, Event>();
+// The feed hands the same row to every tail of it, and every tail of one
+// scope sends the same response for it (its position, so its cursor, comes
+// from the row): build that response, decode the event and encode the answer
+// once, not once per tail. The encoding is the stored event's bytes inside
+// the rest (rpc/encoded.ts); responses are never changed after this.
+const shared = new WeakMap<LoggedEvent, { event: Event; byScope: Map<string, StreamEventsResponse> }>();
 
-function decoded(event: LoggedEvent): Event {
-  let message = decodedEvents.get(event);
-  if (!message) {
-    message = fromBinary(EventSchema, event.body);
-    decodedEvents.set(event, message);
+function eventResponse(logged: LoggedEvent, scope: string, cursor: () => string): StreamEventsResponse {
+  let entry = shared.get(logged);
+  const hit = entry?.byScope.get(scope);
+  if (hit) return hit;
+  if (!entry) {
+    entry = { event: fromBinary(EventSchema, logged.body), byScope: new Map() };
+    shared.set(logged, entry);
   }
-  return message;
-}
-
-function streamed(event: LoggedEvent, cursor: string) {
-  return {
-    appName: event.appName,
-    userId: event.userId,
-    sessionId: event.sessionId,
-    event: decoded(event),
-    cursor,
-  };
+  const streamed = create(StreamedEventSchema, {
+    appName: logged.appName,
+    userId: logged.userId,
+    sessionId: logged.sessionId,
+    cursor: cursor(),
+  });
+  const bytes = lengthDelimited(
+    StreamEventsResponseSchema.field.event.number,
+    Buffer.concat([toBinary(StreamedEventSchema, streamed), lengthDelimited(StreamedEventSchema.field.event.number, logged.body)]),
+  );
+  streamed.event = entry.event;
+  const response = withEncoding(create(StreamEventsResponseSchema, { kind: { case: "event", value: streamed } }), bytes);
+  entry.byScope.set(scope, response);
+  return response;
 }

@@ -25,7 +25,7 @@ import { sessionServiceImpl } from "../rpc/session-service.js";
 import { type OpenDatabase, openDatabase } from "../storage/database.js";
 import { SessionStore } from "../storage/session-store.js";
 import { StreamHub } from "../stream/hub.js";
-import { grpcUnaryHandler } from "./grpc-unary.js";
+import { grpcHandler } from "./grpc/handler.js";
 import { createListener, type TlsFiles } from "./listener.js";
 import { serviceRoute } from "./routes.js";
 
@@ -132,7 +132,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     writeMaxBytes: config.maxMessageBytes,
     shutdownSignal: shutdown.signal,
   });
-  const unary = grpcUnaryHandler({
+  const grpc = grpcHandler({
     services: services.map((route) => route.spec),
     interceptors,
     readMaxBytes: config.maxMessageBytes,
@@ -140,7 +140,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     shutdownSignal: shutdown.signal,
   });
   const handler: typeof connect = (req, res) => {
-    if (req.httpVersionMajor === 2 && unary(req as Http2ServerRequest, res as Http2ServerResponse)) return;
+    if (req.httpVersionMajor === 2 && grpc(req as Http2ServerRequest, res as Http2ServerResponse)) return;
     connect(req, res);
   };
 

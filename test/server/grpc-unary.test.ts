@@ -1,5 +1,5 @@
 import http2 from "node:http2";
-import { gunzipSync, gzipSync } from "node:zlib";
+import { gzipSync } from "node:zlib";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -16,37 +16,12 @@ import {
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract } from "../support/contract.js";
 import { unique } from "../support/ids.js";
+import { envelope, only, type RawCall, rawCall, SERVICE, VIA_CONNECT } from "../support/raw-grpc.js";
 
 // Unary gRPC calls with a binary, uncompressed body are served by the
-// server's own handler (src/server/grpc-unary.ts); everything else by
-// Connect. A request that names gzip as its encoding goes to Connect even
-// when its message is not compressed, so the same bytes can be sent down
-// both paths: every answer must be the same.
-
-interface RawAnswer {
-  status: string | undefined;
-  message: string | undefined;
-  headers: http2.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-const SERVICE = "/sessionstore.v1.SessionService";
-
-function envelope(payload: Uint8Array, flags = 0): Buffer {
-  const out = Buffer.alloc(5 + payload.length);
-  out[0] = flags;
-  out.writeUInt32BE(payload.length, 1);
-  out.set(payload, 5);
-  return out;
-}
-
-function unenvelope(body: Buffer, headers: http2.IncomingHttpHeaders): Uint8Array {
-  expect(body.length).toBeGreaterThanOrEqual(5);
-  const payload = body.subarray(5, 5 + body.readUInt32BE(1));
-  if (body[0] !== 1) return payload;
-  expect(headers["grpc-encoding"]).toBe("gzip");
-  return gunzipSync(payload);
-}
+// server's own handler (src/server/grpc/); everything else by Connect. The
+// same bytes go down both paths (support/raw-grpc.ts): every answer must be
+// the same.
 
 describeContract(
   "unary gRPC fast path",
@@ -59,43 +34,12 @@ describeContract(
       session.close();
     });
 
-    function call(path: string, body: Uint8Array, extra: http2.OutgoingHttpHeaders = {}): Promise<RawAnswer> {
-      return new Promise((resolve, reject) => {
-        const stream = session.request({
-          ":method": "POST",
-          ":path": path,
-          "content-type": "application/grpc",
-          te: "trailers",
-          ...extra,
-        });
-        let headers: http2.IncomingHttpHeaders = {};
-        const chunks: Buffer[] = [];
-        stream.on("response", (h) => {
-          headers = h;
-        });
-        stream.on("data", (c: Buffer) => chunks.push(c));
-        stream.on("trailers", (trailers) => {
-          // A trailers-only answer carries the status in the headers.
-          headers = { ...headers, ...trailers };
-        });
-        stream.on("error", reject);
-        stream.on("close", () => {
-          const message = headers["grpc-message"];
-          resolve({
-            status: headers["grpc-status"] as string | undefined,
-            message: typeof message === "string" ? decodeURIComponent(message) : undefined,
-            headers,
-            body: Buffer.concat(chunks),
-          });
-        });
-        stream.end(body);
-      });
-    }
+    const call = (path: string, body: Uint8Array, extra: http2.OutgoingHttpHeaders = {}) => rawCall(session, path, body, extra);
 
     /** The same request down both paths; the answers must agree. */
-    async function both(path: string, body: Uint8Array): Promise<RawAnswer> {
+    async function both(path: string, body: Uint8Array): Promise<RawCall> {
       const fast = await call(path, body);
-      const viaConnect = await call(path, body, { "grpc-encoding": "gzip" });
+      const viaConnect = await call(path, body, VIA_CONNECT);
       expect({ status: fast.status, message: fast.message }).toEqual({ status: viaConnect.status, message: viaConnect.message });
       return fast;
     }
@@ -107,7 +51,7 @@ describeContract(
       const answer = await both(`${SERVICE}/GetUserState`, request);
       expect(answer.status).toBe("0");
       expect(answer.headers["content-type"]).toBe("application/grpc+proto");
-      expect(fromBinary(GetUserStateResponseSchema, unenvelope(answer.body, answer.headers)).state).toEqual({ tier: "gold" });
+      expect(fromBinary(GetUserStateResponseSchema, only(answer)).state).toEqual({ tier: "gold" });
     });
 
     it("answers an append with the event exactly as stored, on both paths", async () => {
@@ -125,7 +69,7 @@ describeContract(
       });
       const fast = await call(`${SERVICE}/AppendEvent`, envelope(toBinary(AppendEventRequestSchema, request)));
       expect(fast.status).toBe("0");
-      const answered = fromBinary(AppendEventResponseSchema, unenvelope(fast.body, fast.headers));
+      const answered = fromBinary(AppendEventResponseSchema, only(fast));
       const stored = (await t().client.getSession(key)).session?.events[0];
       expect(answered.event).toEqual(stored);
       expect(answered).toMatchObject({ revision: 1n, stored: true, duplicate: false });
@@ -134,9 +78,9 @@ describeContract(
 
       // The same event again: a duplicate, answered alike down both paths.
       const again = create(AppendEventRequestSchema, { ...key, event: answered.event });
-      for (const extra of [{}, { "grpc-encoding": "gzip" }]) {
+      for (const extra of [{}, VIA_CONNECT]) {
         const dup = await call(`${SERVICE}/AppendEvent`, envelope(toBinary(AppendEventRequestSchema, again)), extra);
-        const decoded = fromBinary(AppendEventResponseSchema, unenvelope(dup.body, dup.headers));
+        const decoded = fromBinary(AppendEventResponseSchema, only(dup));
         expect(decoded).toMatchObject({ revision: 1n, stored: true, duplicate: true });
         expect(decoded.event).toEqual(stored);
       }
@@ -170,13 +114,13 @@ describeContract(
       ];
       for (const c of calls) {
         const fast = await call(c.path, envelope(c.body));
-        const viaConnect = await call(c.path, envelope(c.body), { "grpc-encoding": "gzip" });
+        const viaConnect = await call(c.path, envelope(c.body), VIA_CONNECT);
         expect(fast.status).toBe("0");
-        expect(c.decode(unenvelope(fast.body, fast.headers))).toEqual(c.decode(unenvelope(viaConnect.body, viaConnect.headers)));
+        expect(c.decode(only(fast))).toEqual(c.decode(only(viaConnect)));
       }
       const session = fromBinary(
         GetSessionResponseSchema,
-        unenvelope((await call(calls[0]?.path ?? "", envelope(calls[0]?.body ?? new Uint8Array()))).body, {}),
+        only(await call(calls[0]?.path ?? "", envelope(calls[0]?.body ?? new Uint8Array()))),
       ).session;
       expect(session?.events.map((e) => e.seq)).toEqual([2n, 3n]);
       expect(session?.state).toEqual({ "app:region": "eu", "user:tier": "gold", topic: "orders", turn: 2 });
@@ -234,13 +178,13 @@ describeContract(
       expect(Code[Number(answer.status)]).toBe(Code[Code.Internal]);
       expect(answer.message).toMatch(/compressed envelope/);
       // Named, it is Connect's to decompress, and it works.
-      expect((await call(`${SERVICE}/GetUserState`, body, { "grpc-encoding": "gzip" })).status).toBe("0");
+      expect((await call(`${SERVICE}/GetUserState`, body, VIA_CONNECT)).status).toBe("0");
     });
 
     it("refuses a bad deadline header as Connect does", async () => {
       const body = envelope(toBinary(GetUserStateRequestSchema, create(GetUserStateRequestSchema, { appName: "a", userId: "u" })));
       const fast = await call(`${SERVICE}/GetUserState`, body, { "grpc-timeout": "soon" });
-      const viaConnect = await call(`${SERVICE}/GetUserState`, body, { "grpc-timeout": "soon", "grpc-encoding": "gzip" });
+      const viaConnect = await call(`${SERVICE}/GetUserState`, body, { "grpc-timeout": "soon", ...VIA_CONNECT });
       expect(fast.status).not.toBe("0");
       expect({ status: fast.status, message: fast.message }).toEqual({ status: viaConnect.status, message: viaConnect.message });
     });
@@ -251,13 +195,14 @@ describeContract(
       await t().client.createSession({ appName, userId: "u", sessionId: "s", state: { big } });
       const body = envelope(toBinary(GetSessionRequestSchema, create(GetSessionRequestSchema, { appName, userId: "u", sessionId: "s" })));
       const plain = await call(`${SERVICE}/GetSession`, body);
-      expect(plain.body[0]).toBe(0);
+      expect(plain.frames[0]?.flags).toBe(0);
       expect(plain.headers["grpc-encoding"]).toBeUndefined();
       const zipped = await call(`${SERVICE}/GetSession`, body, { "grpc-accept-encoding": "identity, gzip" });
-      expect(zipped.body[0]).toBe(1);
-      expect(zipped.body.length).toBeLessThan(plain.body.length);
+      expect(zipped.frames[0]?.flags).toBe(1);
+      expect(zipped.headers["grpc-encoding"]).toBe("gzip");
+      expect(zipped.frames[0]?.raw.length).toBeLessThan(plain.frames[0]?.raw.length ?? 0);
       for (const answer of [plain, zipped]) {
-        expect(fromBinary(GetSessionResponseSchema, unenvelope(answer.body, answer.headers)).session?.state).toEqual({ big });
+        expect(fromBinary(GetSessionResponseSchema, only(answer)).session?.state).toEqual({ big });
       }
     });
 

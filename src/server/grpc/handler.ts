@@ -1,0 +1,61 @@
+import type http2 from "node:http2";
+import type { Interceptor, ServiceImplSpec } from "@connectrpc/connect";
+import { CONTENT_TYPE } from "./call.js";
+import { type ServerStreamSpec, serveServerStream } from "./server-stream.js";
+import { serveUnary, type UnarySpec } from "./unary.js";
+
+// Unary gRPC calls are the hot path of every agent turn, and a tail's events
+// go out once per tail: Connect's generic handler (async-iterable pipelines,
+// Web Headers, URL parsing, an AbortError with a stack trace per call, an
+// encoding per message) cost more CPU than the work itself. This handler
+// serves the common case directly on Node's HTTP/2 request: a unary or
+// server-streaming method, a binary protobuf body, no request compression.
+// Everything else (Connect, gRPC-Web, JSON, compressed requests, client or
+// bidi streams, unknown paths) goes to Connect unchanged, and so do all
+// decisions that matter: the same service implementations, the same
+// interceptors (auth, the error funnel), Connect's own timeout parsing and
+// trailer encoding. It answers with the statuses and messages Connect's
+// handler gives (with rpc/parse-errors.ts: a body that does not parse is
+// INVALID_ARGUMENT on both).
+
+export interface GrpcOptions {
+  services: ServiceImplSpec[];
+  interceptors: Interceptor[];
+  readMaxBytes: number;
+  writeMaxBytes: number;
+  shutdownSignal: AbortSignal;
+}
+
+type Route = { kind: "unary"; spec: UnarySpec } | { kind: "server_streaming"; spec: ServerStreamSpec };
+
+/**
+ * Returns a function that serves a request when it is a gRPC call it can
+ * take, and returns false otherwise (the caller hands it to Connect).
+ */
+export function grpcHandler(options: GrpcOptions): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => boolean {
+  const routes = new Map<string, Route>();
+  for (const service of options.services) {
+    for (const method of service.service.methods) {
+      const spec = service.methods[method.localName];
+      const path = `/${service.service.typeName}/${method.name}`;
+      if (spec?.kind === "unary") routes.set(path, { kind: "unary", spec: spec as UnarySpec });
+      if (spec?.kind === "server_streaming") routes.set(path, { kind: "server_streaming", spec: spec as ServerStreamSpec });
+    }
+  }
+  const live = new Set<AbortController>();
+  options.shutdownSignal.addEventListener("abort", () => {
+    for (const controller of live) controller.abort(options.shutdownSignal.reason);
+  });
+  return (req, res) => {
+    if (req.method !== "POST") return false;
+    const route = routes.get(req.url);
+    if (!route) return false;
+    const type = req.headers["content-type"];
+    if (type !== "application/grpc" && type !== CONTENT_TYPE) return false;
+    const encoding = req.headers["grpc-encoding"];
+    if (encoding !== undefined && encoding !== "identity") return false;
+    if (route.kind === "unary") void serveUnary(route.spec, req, res, options, live);
+    else void serveServerStream(route.spec, req, res, options, live);
+    return true;
+  };
+}

@@ -1,0 +1,96 @@
+import type http2 from "node:http2";
+import { type DescMethodServerStreaming, type Message, toBinary } from "@bufbuild/protobuf";
+import type { ConnectError, MethodImplSpec } from "@connectrpc/connect";
+import { createAsyncIterable, transformInvokeImplementation } from "@connectrpc/connect/protocol";
+import { knownEncoding } from "../../rpc/encoded.js";
+import { acceptsGzip, finish, sendHeaders, startCall, toError } from "./call.js";
+import type { GrpcOptions } from "./handler.js";
+import { checkSize, envelope, frame, parse, readMessage, worthCompressing } from "./message.js";
+
+export type ServerStreamSpec = MethodImplSpec & { kind: "server_streaming"; method: DescMethodServerStreaming };
+
+// A tail's event goes to every tail of its scope, as the very same response
+// message with its encoding registered (rpc/stream-events.ts). Its frame is
+// made once, not once per tail: with a thousand tails on one session,
+// per-tail encoding and Connect's per-message pipeline were most of the
+// server's work per delivery.
+const plainFrames = new WeakMap<Uint8Array, Buffer>();
+const gzipFrames = new WeakMap<Uint8Array, Promise<Buffer>>();
+
+/**
+ * One server-streaming call: read the request, run the implementation through
+ * the interceptors, write each response as it comes (waiting while the
+ * client reads slower than the stream writes), end with the status.
+ */
+export async function serveServerStream(
+  spec: ServerStreamSpec,
+  req: http2.Http2ServerRequest,
+  res: http2.Http2ServerResponse,
+  options: GrpcOptions,
+  live: Set<AbortController>,
+): Promise<void> {
+  const call = startCall(spec.method, req, live);
+  const { context } = call;
+  // As Connect does: the header names the encoding up front, and each message
+  // says in its flags whether it was worth compressing.
+  const gzip = acceptsGzip(req);
+  if (gzip) context.responseHeader.set("grpc-encoding", "gzip");
+  let error: ConnectError | undefined;
+  try {
+    if (call.timeoutError) throw call.timeoutError;
+    const input = parse(spec.method, await readMessage(req, spec.method, options.readMaxBytes));
+    const outputs = transformInvokeImplementation(spec, context, options.interceptors)(createAsyncIterable([input]));
+    for await (const output of outputs) {
+      const data = await encodeFrame(spec, output, gzip, options.writeMaxBytes);
+      if (res.destroyed || context.signal.aborted) break;
+      sendHeaders(res, context);
+      if (!res.write(data)) await drained(res, context.signal);
+    }
+    // An implementation that stops when its call is cancelled or times out
+    // has not failed, but the call has: say why.
+    if (context.signal.aborted) error = toError(context.signal.reason);
+  } catch (err) {
+    error = toError(err);
+  } finally {
+    call.end();
+  }
+  finish(res, context, error);
+}
+
+async function encodeFrame(spec: ServerStreamSpec, output: Message, gzip: boolean, writeMaxBytes: number): Promise<Buffer> {
+  const known = knownEncoding(output);
+  const bytes = known ?? toBinary(spec.method.output, output);
+  checkSize(bytes, writeMaxBytes);
+  const compress = gzip && worthCompressing(bytes);
+  if (!known) return envelope(bytes, compress);
+  if (compress) {
+    let framed = gzipFrames.get(known);
+    if (!framed) {
+      framed = envelope(known, true);
+      gzipFrames.set(known, framed);
+    }
+    return framed;
+  }
+  let framed = plainFrames.get(known);
+  if (!framed) {
+    framed = frame(known, 0);
+    plainFrames.set(known, framed);
+  }
+  return framed;
+}
+
+/** Resolves when the response can take more, or the call is over. */
+function drained(res: http2.Http2ServerResponse, signal: AbortSignal): Promise<void> {
+  if (signal.aborted || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    res.once("drain", done);
+    res.once("close", done);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
