@@ -138,6 +138,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     readMaxBytes: config.maxMessageBytes,
     writeMaxBytes: config.maxMessageBytes,
     shutdownSignal: shutdown.signal,
+    logger,
   });
   const handler: typeof connect = (req, res) => {
     if (req.httpVersionMajor === 2 && grpc(req as Http2ServerRequest, res as Http2ServerResponse)) return;

@@ -9,7 +9,7 @@ import {
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract } from "../support/contract.js";
 import { unique } from "../support/ids.js";
-import { envelope, RawCall, SERVICE, VIA_CONNECT } from "../support/raw-grpc.js";
+import { envelope, type Frame, RawCall, SERVICE, VIA_CONNECT } from "../support/raw-grpc.js";
 
 // Server-streaming gRPC calls with a binary, uncompressed request are served
 // by the server's own handler (src/server/grpc/), which writes each tail's
@@ -24,6 +24,33 @@ function request(init: MessageInitShape<typeof StreamEventsRequestSchema>): Buff
 
 function decoded(call: RawCall): StreamEventsResponse[] {
   return call.frames.map((f) => fromBinary(StreamEventsResponseSchema, f.message));
+}
+
+/** The field numbers of the StreamedEvent inside an event response, in the order they were written. */
+function streamedFieldOrder(message: Uint8Array): number[] {
+  const fields = (bytes: Uint8Array) => {
+    const out: { field: number; value: Uint8Array }[] = [];
+    let at = 0;
+    const varint = () => {
+      let v = 0;
+      for (let shift = 0; ; shift += 7) {
+        const b = bytes[at++] as number;
+        v += (b & 0x7f) * 2 ** shift;
+        if (b < 0x80) return v;
+      }
+    };
+    while (at < bytes.length) {
+      const tag = varint();
+      if ((tag & 7) !== 2) throw new Error(`unexpected wire type in tag ${tag}`);
+      const length = varint();
+      out.push({ field: tag >>> 3, value: bytes.subarray(at, at + length) });
+      at += length;
+    }
+    return out;
+  };
+  const [event] = fields(message);
+  if (event?.field !== 1) throw new Error("not an event response");
+  return fields(event.value).map((f) => f.field);
 }
 
 function kinds(call: RawCall): StreamEventsResponse["kind"]["case"][] {
@@ -62,7 +89,7 @@ describeContract(
 
     it("streams history, caught_up and the end at the deadline as Connect does", async () => {
       const key = await sessionWithEvents(["first", "zweite Nachricht ✓", ""]);
-      const deadline = { "grpc-timeout": "1500m" };
+      const deadline = { "grpc-timeout": "3S" };
       const [fast, viaConnect] = await Promise.all([open(key, deadline).done, open(key, { ...deadline, ...VIA_CONNECT }).done]);
       expect(kinds(fast)).toEqual(["event", "event", "event", "caughtUp"]);
       expect(decoded(fast)).toEqual(decoded(viaConnect));
@@ -73,19 +100,23 @@ describeContract(
       expect({ status: fast.status, message: fast.message }).toEqual({ status: viaConnect.status, message: viaConnect.message });
     });
 
-    it("sends every tail of a scope the same bytes for an event, and each scope its own cursor", async () => {
+    it("sends every tail of a scope one shared encoding of an event, each scope its own cursor, and lets go of cancelled tails", async () => {
       const key = await sessionWithEvents([]);
+      const feed = t().server.streams.feed;
+      const before = feed.subscriberCount;
       const tails = [open(key), open(key), open({ appName: key.appName }), open({ appName: key.appName }, VIA_CONNECT)];
       await Promise.all(tails.map((tail) => tail.frameCount(1)));
+      expect(feed.subscriberCount).toBe(before + tails.length);
       await t().client.appendEvent({ ...key, event: { author: "user", content: { parts: [{ data: { case: "text", value: "live" } }] } } });
       await Promise.all(tails.map((tail) => tail.frameCount(2)));
       for (const tail of tails) tail.cancel();
-      const [one, two, app, appViaConnect] = tails.map((tail) => tail.frames[1]) as [
-        (typeof tails)[0]["frames"][0],
-        (typeof tails)[0]["frames"][0],
-        (typeof tails)[0]["frames"][0],
-        (typeof tails)[0]["frames"][0],
-      ];
+      const [one, two, app, appViaConnect] = tails.map((tail) => tail.frames[1] as Frame);
+      if (!one || !two || !app || !appViaConnect) throw new Error("four frames expected");
+      // The shared encoding is the response without its event, then the
+      // stored event bytes as field 4; Connect encodes fields in order.
+      expect(streamedFieldOrder(one.message)).toEqual([1, 2, 3, 5, 4]);
+      expect(streamedFieldOrder(app.message)).toEqual([1, 2, 3, 5, 4]);
+      expect(streamedFieldOrder(appViaConnect.message)).toEqual([1, 2, 3, 4, 5]);
       expect(one.raw.equals(two.raw)).toBe(true);
       const stored = (await t().client.getSession(key)).session?.events[0];
       const [first, wide, wideViaConnect] = [one, app, appViaConnect].map((f) => fromBinary(StreamEventsResponseSchema, f.message));
@@ -95,6 +126,23 @@ describeContract(
       const cursor = (r: StreamEventsResponse | undefined) => (r?.kind.case === "event" ? r.kind.value.cursor : undefined);
       expect(cursor(wide)).not.toEqual(cursor(first));
       expect(first?.kind.case === "event" && first.kind.value).toMatchObject({ appName: key.appName, userId: "u", sessionId: "s" });
+      // Cancelled on either path, every tail gives up its subscription.
+      await Promise.all(tails.map((tail) => tail.done));
+      const deadline = Date.now() + 10_000;
+      while (feed.subscriberCount > before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(feed.subscriberCount).toBe(before);
+    });
+
+    it("keeps a tail open under a deadline too long for a timer (grpc-go sends 30 days as 2592000S)", async () => {
+      const key = await sessionWithEvents(["a"]);
+      const tail = open(key, { "grpc-timeout": "2592000S" });
+      await tail.frameCount(2);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(tail.status).toBeUndefined();
+      await t().client.appendEvent({ ...key, event: { author: "agent" } });
+      await tail.frameCount(3);
+      tail.cancel();
+      expect(kinds(tail)).toEqual(["event", "caughtUp", "event"]);
     });
 
     it("gives the same status and message for every kind of bad request", async () => {
@@ -160,17 +208,19 @@ describeContract(
 
     it("gzips large messages for clients that accept gzip, and only those", async () => {
       const key = await sessionWithEvents(["z".repeat(1500), "short"]);
-      const deadline = { "grpc-timeout": "1S" };
-      const [plain, zipped] = await Promise.all([
-        open(key, deadline).done,
-        open(key, { ...deadline, "grpc-accept-encoding": "identity, gzip" }).done,
-      ]);
+      const plain = open(key);
+      const zipped = open(key, { "grpc-accept-encoding": "identity, gzip" });
+      // Two events and caught_up, then nothing until a heartbeat.
+      await Promise.all([plain.frameCount(3), zipped.frameCount(3)]);
+      plain.cancel();
+      zipped.cancel();
       expect(plain.headers["grpc-encoding"]).toBeUndefined();
       expect(plain.frames.map((f) => f.flags)).toEqual([0, 0, 0]);
       expect(zipped.headers["grpc-encoding"]).toBe("gzip");
       // Each message says whether it was worth compressing.
       expect(zipped.frames.map((f) => f.flags)).toEqual([1, 0, 0]);
       expect(decoded(zipped)).toEqual(decoded(plain));
+      expect(kinds(plain)).toEqual(["event", "event", "caughtUp"]);
     });
   },
   { maxMessageBytes: 2048 },

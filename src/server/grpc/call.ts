@@ -7,6 +7,8 @@ export const CONTENT_TYPE = "application/grpc+proto";
 
 /** The reason a finished call's signal is aborted with: no DOMException and stack per call. */
 const COMPLETED = new ConnectError("call completed", Code.Canceled);
+/** setTimeout fires at once for longer delays; deadlines past it (grpc-go's 30 days is 2592000S) get no timer. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** One gRPC call served on Node's request: its handler context and the single signal behind it. */
 export interface GrpcCall {
@@ -17,15 +19,21 @@ export interface GrpcCall {
   end(): void;
 }
 
+/** The calls in flight, which a forced shutdown aborts. */
+export interface LiveCalls {
+  calls: Set<AbortController>;
+  shutdown: AbortSignal;
+}
+
 /**
  * Starts a call: one AbortController where Connect links three (the
- * deadline, the client leaving, the server shutting down, which aborts every
- * controller in `live`).
+ * deadline, the client leaving, the server shutting down).
  */
-export function startCall(method: DescMethod, req: http2.Http2ServerRequest, live: Set<AbortController>): GrpcCall {
+export function startCall(method: DescMethod, req: http2.Http2ServerRequest, live: LiveCalls): GrpcCall {
   const timeout = parseTimeout(single(req.headers["grpc-timeout"]) ?? null, Number.MAX_SAFE_INTEGER);
   const controller = new AbortController();
-  live.add(controller);
+  if (live.shutdown.aborted) controller.abort(live.shutdown.reason);
+  live.calls.add(controller);
   const onClose = () => controller.abort(new ConnectError("the client closed the call", Code.Canceled));
   req.once("close", onClose);
   const { timeoutMs } = timeout;
@@ -35,7 +43,7 @@ export function startCall(method: DescMethod, req: http2.Http2ServerRequest, liv
   if (timeoutMs !== undefined) {
     // A deadline already past (grpc-js sends "0m") aborts before the handler runs.
     if (timeoutMs <= 0) expire();
-    else timer = setTimeout(expire, timeoutMs);
+    else if (timeoutMs <= MAX_TIMER_MS) timer = setTimeout(expire, timeoutMs);
   }
   const context: HandlerContext = {
     service: method.parent,
@@ -56,7 +64,7 @@ export function startCall(method: DescMethod, req: http2.Http2ServerRequest, liv
     end() {
       req.off("close", onClose);
       if (timer) clearTimeout(timer);
-      live.delete(controller);
+      live.calls.delete(controller);
       controller.abort(COMPLETED);
     },
   };
@@ -76,13 +84,19 @@ export function sendHeaders(res: http2.Http2ServerResponse, context: HandlerCont
 
 /** Ends the response with its trailers: the status, and `body` when a unary call has one. */
 export function finish(res: http2.Http2ServerResponse, context: HandlerContext, error: ConnectError | undefined, body?: Uint8Array): void {
-  if (res.destroyed || res.writableEnded) return;
+  if (isGone(res)) return;
   const trailer = context.responseTrailer;
   if (error) setTrailerStatus(trailer, error);
   sendHeaders(res, context);
   res.addTrailers(toNodeHeaders(trailer));
   if (body) res.end(body);
   else res.end();
+}
+
+/** Whether the response can no longer be written: the client left, or it was ended. */
+export function isGone(res: http2.Http2ServerResponse): boolean {
+  // Http2ServerResponse is not a Writable: its own `destroyed` is undefined; its stream's is not.
+  return res.stream.destroyed || res.stream.closed || res.writableEnded;
 }
 
 export function acceptsGzip(req: http2.Http2ServerRequest): boolean {

@@ -1,6 +1,7 @@
-import type http2 from "node:http2";
+import http2 from "node:http2";
 import type { Interceptor, ServiceImplSpec } from "@connectrpc/connect";
-import { CONTENT_TYPE } from "./call.js";
+import type { Logger } from "../../log/logger.js";
+import { CONTENT_TYPE, type LiveCalls } from "./call.js";
 import { type ServerStreamSpec, serveServerStream } from "./server-stream.js";
 import { serveUnary, type UnarySpec } from "./unary.js";
 
@@ -24,6 +25,7 @@ export interface GrpcOptions {
   readMaxBytes: number;
   writeMaxBytes: number;
   shutdownSignal: AbortSignal;
+  logger: Logger;
 }
 
 type Route = { kind: "unary"; spec: UnarySpec } | { kind: "server_streaming"; spec: ServerStreamSpec };
@@ -42,10 +44,17 @@ export function grpcHandler(options: GrpcOptions): (req: http2.Http2ServerReques
       if (spec?.kind === "server_streaming") routes.set(path, { kind: "server_streaming", spec: spec as ServerStreamSpec });
     }
   }
-  const live = new Set<AbortController>();
+  const live: LiveCalls = { calls: new Set(), shutdown: options.shutdownSignal };
   options.shutdownSignal.addEventListener("abort", () => {
-    for (const controller of live) controller.abort(options.shutdownSignal.reason);
+    for (const controller of live.calls) controller.abort(options.shutdownSignal.reason);
   });
+  // Everything a call throws becomes its status; what escapes is writing the
+  // answer itself failing. Log it and reset the stream rather than leave an
+  // unhandled rejection to end the process.
+  const failed = (res: http2.Http2ServerResponse) => (err: unknown) => {
+    options.logger.error("could not write a gRPC answer", { err });
+    if (!res.stream.destroyed) res.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+  };
   return (req, res) => {
     if (req.method !== "POST") return false;
     const route = routes.get(req.url);
@@ -54,8 +63,9 @@ export function grpcHandler(options: GrpcOptions): (req: http2.Http2ServerReques
     if (type !== "application/grpc" && type !== CONTENT_TYPE) return false;
     const encoding = req.headers["grpc-encoding"];
     if (encoding !== undefined && encoding !== "identity") return false;
-    if (route.kind === "unary") void serveUnary(route.spec, req, res, options, live);
-    else void serveServerStream(route.spec, req, res, options, live);
+    const served =
+      route.kind === "unary" ? serveUnary(route.spec, req, res, options, live) : serveServerStream(route.spec, req, res, options, live);
+    served.catch(failed(res));
     return true;
   };
 }

@@ -3,7 +3,7 @@ import { type DescMethodServerStreaming, type Message, toBinary } from "@bufbuil
 import type { ConnectError, MethodImplSpec } from "@connectrpc/connect";
 import { createAsyncIterable, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import { knownEncoding } from "../../rpc/encoded.js";
-import { acceptsGzip, finish, sendHeaders, startCall, toError } from "./call.js";
+import { acceptsGzip, finish, isGone, type LiveCalls, sendHeaders, startCall, toError } from "./call.js";
 import type { GrpcOptions } from "./handler.js";
 import { checkSize, envelope, frame, parse, readMessage, worthCompressing } from "./message.js";
 
@@ -27,7 +27,7 @@ export async function serveServerStream(
   req: http2.Http2ServerRequest,
   res: http2.Http2ServerResponse,
   options: GrpcOptions,
-  live: Set<AbortController>,
+  live: LiveCalls,
 ): Promise<void> {
   const call = startCall(spec.method, req, live);
   const { context } = call;
@@ -42,13 +42,16 @@ export async function serveServerStream(
     const outputs = transformInvokeImplementation(spec, context, options.interceptors)(createAsyncIterable([input]));
     for await (const output of outputs) {
       const data = await encodeFrame(spec, output, gzip, options.writeMaxBytes);
-      if (res.destroyed || context.signal.aborted) break;
+      if (context.signal.aborted) {
+        // Stopped here, not by the implementation (which says itself how it
+        // ended, as it does on Connect's path): the call's end is the reason.
+        error = toError(context.signal.reason);
+        break;
+      }
+      if (isGone(res)) break;
       sendHeaders(res, context);
       if (!res.write(data)) await drained(res, context.signal);
     }
-    // An implementation that stops when its call is cancelled or times out
-    // has not failed, but the call has: say why.
-    if (context.signal.aborted) error = toError(context.signal.reason);
   } catch (err) {
     error = toError(err);
   } finally {
@@ -81,7 +84,7 @@ async function encodeFrame(spec: ServerStreamSpec, output: Message, gzip: boolea
 
 /** Resolves when the response can take more, or the call is over. */
 function drained(res: http2.Http2ServerResponse, signal: AbortSignal): Promise<void> {
-  if (signal.aborted || res.destroyed) return Promise.resolve();
+  if (signal.aborted || isGone(res)) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       res.off("drain", done);

@@ -2,7 +2,7 @@ import type http2 from "node:http2";
 import type { DescMethodUnary } from "@bufbuild/protobuf";
 import type { ConnectError, MethodImplSpec } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
-import { acceptsGzip, finish, startCall, toError } from "./call.js";
+import { acceptsGzip, finish, type LiveCalls, startCall, toError } from "./call.js";
 import type { GrpcOptions } from "./handler.js";
 import { envelope, parse, readMessage, serialize, worthCompressing } from "./message.js";
 
@@ -14,7 +14,7 @@ export async function serveUnary(
   req: http2.Http2ServerRequest,
   res: http2.Http2ServerResponse,
   options: GrpcOptions,
-  live: Set<AbortController>,
+  live: LiveCalls,
 ): Promise<void> {
   const call = startCall(spec.method, req, live);
   const { context } = call;
