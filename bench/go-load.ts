@@ -10,7 +10,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { sampleProcess } from "./server.js";
-import type { AppendRun } from "./sessionstore.js";
+import type { AppendLoad, AppendRun } from "./sessionstore.js";
 import { perTenThousand } from "./sessionstore.js";
 import { round, summarize } from "./stats.js";
 
@@ -25,13 +25,7 @@ export function buildGoLoad(root: string): string {
 
 export async function appendRunGo(
   binary: string,
-  url: string,
-  serverPid: number,
-  tag: string,
-  writers: number,
-  hot: boolean,
-  warmupSeconds: number,
-  seconds: number,
+  { url, serverPid, tag, writers, hot, warmupSeconds, seconds }: AppendLoad,
 ): Promise<AppendRun> {
   const args = ["--url", url, "--tag", tag, "--writers", String(writers), "--warmup", String(warmupSeconds), "--seconds", String(seconds)];
   if (hot) args.push("--hot");

@@ -137,7 +137,15 @@ export async function runProfile(root: string, log: (msg: string) => void): Prom
     };
 
     await phase("append", async (url, pid) => {
-      const run = await appendRunGo(buildGoLoad(root), url, pid, "profile", 64, false, plan.appendWarmupSeconds, plan.appendSeconds);
+      const run = await appendRunGo(buildGoLoad(root), {
+        url,
+        serverPid: pid,
+        tag: "profile",
+        writers: 64,
+        hot: false,
+        warmupSeconds: plan.appendWarmupSeconds,
+        seconds: plan.appendSeconds,
+      });
       // The warm-up's appends are in the query counts too: count them from the table.
       return {
         per: await countEvents(databaseUrl),

@@ -212,10 +212,11 @@ async function main(): Promise<void> {
         const label = `${writers} writer(s)${hot ? " on one session" : ""}`;
         const w = plan.appendWarmupSeconds;
         const s = plan.appendSeconds;
-        const ours = await appendRunGo(goLoad, server.url, server.pid, `${tag}-go`, writers, hot, w, s);
+        const load = { url: server.url, serverPid: server.pid, writers, hot, warmupSeconds: w, seconds: s };
+        const ours = await appendRunGo(goLoad, { ...load, tag: `${tag}-go` });
         r.append.push({ system: "sessionstore", run: ours });
         log(`rep ${rep} append ${label}: sessionstore ${ours.throughput}/s p99 ${ours.latency.p99Ms} ms`);
-        const viaTs = await appendRun(server.url, server.pid, `${tag}-ts`, writers, hot, w, s);
+        const viaTs = await appendRun({ ...load, tag: `${tag}-ts` });
         r.append.push({ system: "sessionstore-ts", run: viaTs });
         log(`rep ${rep} append ${label}: sessionstore (TypeScript client) ${viaTs.throughput}/s`);
         if (ceilingUrl && plan.nodePg) {

@@ -12,6 +12,20 @@ import { withClient } from "./postgres.js";
 import { type ProcSample, sampleProcess } from "./server.js";
 import { type LatencySummary, round, summarize } from "./stats.js";
 
+/** One append workload against a running server, whichever client drives it. */
+export interface AppendLoad {
+  url: string;
+  /** The server's process, whose CPU and memory are sampled. */
+  serverPid: number;
+  /** Makes the run's session ids its own. */
+  tag: string;
+  writers: number;
+  /** All writers on one session instead of one each. */
+  hot: boolean;
+  warmupSeconds: number;
+  seconds: number;
+}
+
 export interface AppendRun extends LoopResult {
   writers: number;
   hot: boolean;
@@ -51,15 +65,7 @@ export function sampleBody(): Uint8Array {
  * hot session (without it: they race by design). Server CPU and memory come
  * from /proc over the measured part only.
  */
-export async function appendRun(
-  url: string,
-  serverPid: number,
-  tag: string,
-  writers: number,
-  hot: boolean,
-  warmupSeconds: number,
-  seconds: number,
-): Promise<AppendRun> {
+export async function appendRun({ url, serverPid, tag, writers, hot, warmupSeconds, seconds }: AppendLoad): Promise<AppendRun> {
   const client = newClient(url);
   const appName = "bench-append";
   const keys = Array.from({ length: hot ? 1 : writers }, (_, w) => ({ appName, userId: `u${w}`, sessionId: `${tag}-${w}` }));
