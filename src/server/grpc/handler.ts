@@ -1,9 +1,10 @@
 import http2 from "node:http2";
-import type { Interceptor, ServiceImplSpec } from "@connectrpc/connect";
+import type { ConnectError, Interceptor, ServiceImplSpec } from "@connectrpc/connect";
 import type { Logger } from "../../log/logger.js";
-import { CONTENT_TYPE, type LiveCalls } from "./call.js";
-import { type ServerStreamSpec, serveServerStream } from "./server-stream.js";
-import { serveUnary, type UnarySpec } from "./unary.js";
+import { acceptsGzip, CONTENT_TYPE, finish, type LiveCalls, startCall, toError } from "./call.js";
+import { parse, readMessage } from "./message.js";
+import { type ServerStreamSpec, writeStream } from "./server-stream.js";
+import { answerUnary, type UnarySpec } from "./unary.js";
 
 // Unary gRPC calls are the hot path of every agent turn, and a tail's events
 // go out once per tail: Connect's generic handler (async-iterable pipelines,
@@ -63,9 +64,28 @@ export function grpcHandler(options: GrpcOptions): (req: http2.Http2ServerReques
     if (type !== "application/grpc" && type !== CONTENT_TYPE) return false;
     const encoding = req.headers["grpc-encoding"];
     if (encoding !== undefined && encoding !== "identity") return false;
-    const served =
-      route.kind === "unary" ? serveUnary(route.spec, req, res, options, live) : serveServerStream(route.spec, req, res, options, live);
-    served.catch(failed(res));
+    serve(route, req, res, options, live).catch(failed(res));
     return true;
   };
+}
+
+/** One call: read the request message, run the implementation, end with the status (and a unary call's answer). */
+async function serve(route: Route, req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, options: GrpcOptions, live: LiveCalls) {
+  const { method } = route.spec;
+  const call = startCall(method, req, live);
+  const { context } = call;
+  let body: Uint8Array | undefined;
+  let error: ConnectError | undefined;
+  try {
+    if (call.timeoutError) throw call.timeoutError;
+    const input = parse(method, await readMessage(req, method, options.readMaxBytes));
+    const gzip = acceptsGzip(req);
+    if (route.kind === "unary") body = await answerUnary(route.spec, input, context, gzip, options);
+    else await writeStream(route.spec, input, context, gzip, res, options);
+  } catch (err) {
+    error = toError(err);
+  } finally {
+    call.end();
+  }
+  finish(res, context, error, body);
 }

@@ -1,11 +1,11 @@
 import type http2 from "node:http2";
 import { type DescMethodServerStreaming, type Message, toBinary } from "@bufbuild/protobuf";
-import type { ConnectError, MethodImplSpec } from "@connectrpc/connect";
+import type { HandlerContext, MethodImplSpec } from "@connectrpc/connect";
 import { createAsyncIterable, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import { knownEncoding } from "../../rpc/encoded.js";
-import { acceptsGzip, finish, isGone, type LiveCalls, sendHeaders, startCall, toError } from "./call.js";
+import { isGone, sendHeaders } from "./call.js";
 import type { GrpcOptions } from "./handler.js";
-import { checkSize, envelope, frame, parse, readMessage, worthCompressing } from "./message.js";
+import { checkSize, envelope, frame, worthCompressing } from "./message.js";
 
 export type ServerStreamSpec = MethodImplSpec & { kind: "server_streaming"; method: DescMethodServerStreaming };
 
@@ -18,46 +18,31 @@ const plainFrames = new WeakMap<Uint8Array, Buffer>();
 const gzipFrames = new WeakMap<Uint8Array, Promise<Buffer>>();
 
 /**
- * One server-streaming call: read the request, run the implementation through
- * the interceptors, write each response as it comes (waiting while the
- * client reads slower than the stream writes), end with the status.
+ * Runs a server-streaming implementation through the interceptors and writes
+ * each response as it comes, waiting while the client reads slower than the
+ * stream writes.
  */
-export async function serveServerStream(
+export async function writeStream(
   spec: ServerStreamSpec,
-  req: http2.Http2ServerRequest,
+  input: Message,
+  context: HandlerContext,
+  gzip: boolean,
   res: http2.Http2ServerResponse,
   options: GrpcOptions,
-  live: LiveCalls,
 ): Promise<void> {
-  const call = startCall(spec.method, req, live);
-  const { context } = call;
   // As Connect does: the header names the encoding up front, and each message
   // says in its flags whether it was worth compressing.
-  const gzip = acceptsGzip(req);
   if (gzip) context.responseHeader.set("grpc-encoding", "gzip");
-  let error: ConnectError | undefined;
-  try {
-    if (call.timeoutError) throw call.timeoutError;
-    const input = parse(spec.method, await readMessage(req, spec.method, options.readMaxBytes));
-    const outputs = transformInvokeImplementation(spec, context, options.interceptors)(createAsyncIterable([input]));
-    for await (const output of outputs) {
-      const data = await encodeFrame(spec, output, gzip, options.writeMaxBytes);
-      if (context.signal.aborted) {
-        // Stopped here, not by the implementation (which says itself how it
-        // ended, as it does on Connect's path): the call's end is the reason.
-        error = toError(context.signal.reason);
-        break;
-      }
-      if (isGone(res)) break;
-      sendHeaders(res, context);
-      if (!res.write(data)) await drained(res, context.signal);
-    }
-  } catch (err) {
-    error = toError(err);
-  } finally {
-    call.end();
+  const outputs = transformInvokeImplementation(spec, context, options.interceptors)(createAsyncIterable([input]));
+  for await (const output of outputs) {
+    const data = await encodeFrame(spec, output, gzip, options.writeMaxBytes);
+    // Stopped here, not by the implementation (which says itself how it
+    // ended, as it does on Connect's path): the call's end is the reason.
+    if (context.signal.aborted) throw context.signal.reason;
+    if (isGone(res)) return;
+    sendHeaders(res, context);
+    if (!res.write(data)) await drained(res, context.signal);
   }
-  finish(res, context, error);
 }
 
 async function encodeFrame(spec: ServerStreamSpec, output: Message, gzip: boolean, writeMaxBytes: number): Promise<Buffer> {
