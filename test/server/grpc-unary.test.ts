@@ -16,7 +16,7 @@ import {
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract } from "../support/contract.js";
 import { unique } from "../support/ids.js";
-import { envelope, only, type RawCall, rawCall, SERVICE, VIA_CONNECT } from "../support/raw-grpc.js";
+import { envelope, only, RawCall, rawCall, SERVICE, VIA_CONNECT } from "../support/raw-grpc.js";
 
 // Unary gRPC calls with a binary, uncompressed body are served by the
 // server's own handler (src/server/grpc/); everything else by Connect. The
@@ -205,6 +205,24 @@ describeContract(
         expect(fromBinary(GetSessionResponseSchema, only(answer)).session?.state).toEqual({ big });
       }
     });
+
+    it("refuses a second message at once, without holding what else the client sends", async () => {
+      // One small message, then 64 KiB of zeros (empty envelopes), and the
+      // request left open: the answer must not wait for the body to end.
+      const first = envelope(toBinary(GetUserStateRequestSchema, create(GetUserStateRequestSchema, { appName: "a", userId: "u" })));
+      const body = Buffer.concat([first, Buffer.alloc(64 * 1024)]);
+      const answers: RawCall[] = [];
+      for (const extra of [{}, VIA_CONNECT]) {
+        const open = new RawCall(session, `${SERVICE}/GetUserState`, body, extra, true);
+        await open.answered;
+        open.cancel();
+        answers.push(await open.done);
+      }
+      const [fast, viaConnect] = answers as [RawCall, RawCall];
+      expect(Code[Number(fast.status)]).toBe(Code[Code.Unimplemented]);
+      expect(fast.message).toMatch(/extra input message/);
+      expect({ status: fast.status, message: fast.message }).toEqual({ status: viaConnect.status, message: viaConnect.message });
+    }, 15_000);
 
     it("refuses a message over the size limit before reading it", async () => {
       const header = Buffer.from([0, 0, 0, 0x10, 0]); // promises 4,096 bytes

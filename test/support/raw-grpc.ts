@@ -39,11 +39,20 @@ export class RawCall {
   #pending = Buffer.alloc(0);
   #waiters: (() => void)[] = [];
 
-  constructor(session: http2.ClientHttp2Session, path: string, body: Uint8Array, extra: http2.OutgoingHttpHeaders = {}) {
+  /** Resolves when the status has arrived, even while the request is still open. */
+  readonly answered: Promise<void>;
+
+  /** With `keepOpen`, the request body is sent but not ended, as by a client still sending. */
+  constructor(session: http2.ClientHttp2Session, path: string, body: Uint8Array, extra: http2.OutgoingHttpHeaders = {}, keepOpen = false) {
     this.#stream = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", ...extra });
+    let answer = () => {};
+    this.answered = new Promise((resolve) => {
+      answer = resolve;
+    });
     this.done = new Promise((resolve, reject) => {
       this.#stream.on("response", (h) => {
         this.headers = h;
+        if (h["grpc-status"] !== undefined) answer();
       });
       this.#stream.on("data", (chunk: Buffer) => {
         this.#pending = Buffer.concat([this.#pending, chunk]);
@@ -60,6 +69,7 @@ export class RawCall {
       });
       this.#stream.on("trailers", (trailers) => {
         this.headers = { ...this.headers, ...trailers };
+        answer();
       });
       this.#stream.on("error", reject);
       this.#stream.on("close", () => {
@@ -67,10 +77,12 @@ export class RawCall {
         this.status = this.headers["grpc-status"] as string | undefined;
         this.message = typeof message === "string" ? decodeURIComponent(message) : undefined;
         this.#poke();
+        answer();
         resolve(this);
       });
     });
-    this.#stream.end(body);
+    if (keepOpen) this.#stream.write(body);
+    else this.#stream.end(body);
   }
 
   /** Resolves once `count` frames have arrived; rejects if the call ends first. */

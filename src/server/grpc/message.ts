@@ -21,6 +21,11 @@ export function readMessage(req: http2.Http2ServerRequest, method: DescMethod, r
       chunks.length = 0;
       reject(err);
     };
+    // Connect names the method kind as its messages do ("server_streaming" reads "server-streaming").
+    const kind = method.methodKind === "server_streaming" ? "server-streaming" : method.methodKind;
+    const extraMessage = () => new ConnectError(`protocol error: received extra input message for ${kind} method`, Code.Unimplemented);
+    /** The envelope's whole size, once its header is in. */
+    let expected: number | undefined;
     req.on("data", (chunk: Buffer) => {
       if (refused) return;
       if (size < 5 && size + chunk.length >= 5) {
@@ -30,9 +35,13 @@ export function readMessage(req: http2.Http2ServerRequest, method: DescMethod, r
           fail(new ConnectError(`message size ${length} is larger than configured readMaxBytes ${readMaxBytes}`, Code.ResourceExhausted));
           return;
         }
+        expected = 5 + length;
       }
       size += chunk.length;
       chunks.push(chunk);
+      // A second envelope's header is in: the call has too many messages.
+      // Refuse now rather than hold whatever else the client sends.
+      if (expected !== undefined && size >= expected + 5) fail(extraMessage());
     });
     req.once("error", (err) => {
       if (!refused) fail(ConnectError.from(err, Code.Canceled));
@@ -40,16 +49,12 @@ export function readMessage(req: http2.Http2ServerRequest, method: DescMethod, r
     req.once("end", () => {
       if (refused) return;
       const all = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      // Connect names the method kind as its messages do ("server_streaming" reads "server-streaming").
-      const kind = method.methodKind === "server_streaming" ? "server-streaming" : method.methodKind;
       if (all.length === 0) return reject(new ConnectError(`protocol error: missing input message for ${kind} method`, Code.Unimplemented));
       if (all.length < 5) return reject(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
       const flags = all[0] as number;
       const length = all.readUInt32BE(1);
       if (all.length < 5 + length) return reject(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
-      if (all.length > 5 + length) {
-        return reject(new ConnectError(`protocol error: received extra input message for ${kind} method`, Code.Unimplemented));
-      }
+      if (all.length > 5 + length) return reject(extraMessage());
       if (flags & 0x01) return reject(new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal));
       if (flags !== 0) return reject(new ConnectError("unexpected end flag", Code.InvalidArgument));
       resolve(all.subarray(5));
