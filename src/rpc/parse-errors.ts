@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { encodeEnvelope, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 
 // Connect reports a request body that does not decode as protobuf (random
 // bytes, or nesting past the decoder's depth limit) as INTERNAL, which
@@ -45,7 +45,7 @@ async function rewrite(res: UniversalServerResponse): Promise<UniversalServerRes
       if (!((chunk[0] ?? 0) & 0x02)) return undefined;
       const end = safeJson(chunk.subarray(5)) as { error?: { code?: unknown; message?: unknown } } | undefined;
       if (end?.error?.code !== "internal" || !PARSE_FAILURE.test(String(end.error.message))) return undefined;
-      return frame(new TextEncoder().encode(JSON.stringify({ ...end, error: { ...end.error, code: "invalid_argument" } })), 0x02);
+      return encodeEnvelope(0x02, new TextEncoder().encode(JSON.stringify({ ...end, error: { ...end.error, code: "invalid_argument" } })));
     });
   }
   // gRPC-Web: the status is in a trailer frame inside the body.
@@ -54,7 +54,7 @@ async function rewrite(res: UniversalServerResponse): Promise<UniversalServerRes
       if (!((chunk[0] ?? 0) & 0x80)) return undefined;
       const text = new TextDecoder().decode(chunk.subarray(5));
       if (!/grpc-status: ?13\r\n/.test(text) || !/grpc-message: ?parse(%20| )binary/.test(text)) return undefined;
-      return frame(new TextEncoder().encode(text.replace(/grpc-status: ?13\r\n/, "grpc-status: 3\r\n")), 0x80);
+      return encodeEnvelope(0x80, new TextEncoder().encode(text.replace(/grpc-status: ?13\r\n/, "grpc-status: 3\r\n")));
     });
   }
   return res;
@@ -74,14 +74,6 @@ async function rewriteFirstFrame(
   if (first.done) return { ...res, body: once() };
   const rest = { [Symbol.asyncIterator]: () => it };
   return { ...res, body: prepend(rewrite(first.value) ?? first.value, rest) };
-}
-
-function frame(payload: Uint8Array, flags: number): Uint8Array {
-  const out = new Uint8Array(5 + payload.length);
-  out[0] = flags;
-  new DataView(out.buffer).setUint32(1, payload.length);
-  out.set(payload, 5);
-  return out;
 }
 
 async function collect(body: AsyncIterable<Uint8Array> | Uint8Array): Promise<Uint8Array> {

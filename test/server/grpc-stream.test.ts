@@ -1,7 +1,7 @@
-import http2 from "node:http2";
+import type http2 from "node:http2";
 import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import {
   StreamEventsRequestSchema,
   type StreamEventsResponse,
@@ -9,7 +9,7 @@ import {
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract } from "../support/contract.js";
 import { unique } from "../support/ids.js";
-import { envelope, type Frame, RawCall, SERVICE, VIA_CONNECT } from "../support/raw-grpc.js";
+import { envelope, type Frame, RawCall, rawSession, SERVICE, VIA_CONNECT } from "../support/raw-grpc.js";
 
 // Server-streaming gRPC calls with a binary, uncompressed request are served
 // by the server's own handler (src/server/grpc/), which writes each tail's
@@ -60,16 +60,10 @@ function kinds(call: RawCall): StreamEventsResponse["kind"]["case"][] {
 describeContract(
   "server-streaming gRPC fast path",
   (t) => {
-    let session: http2.ClientHttp2Session;
-    beforeAll(() => {
-      session = http2.connect(t().server.url);
-    });
-    afterAll(() => {
-      session.close();
-    });
+    const session = rawSession(() => t().server.url);
 
     const open = (req: MessageInitShape<typeof StreamEventsRequestSchema> | Buffer, extra: http2.OutgoingHttpHeaders = {}) =>
-      new RawCall(session, PATH, Buffer.isBuffer(req) ? req : request(req), extra);
+      new RawCall(session(), PATH, Buffer.isBuffer(req) ? req : request(req), extra);
 
     async function sessionWithEvents(texts: string[]) {
       const key = { appName: unique("app"), userId: "u", sessionId: "s" };

@@ -1,8 +1,8 @@
-import http2 from "node:http2";
+import type http2 from "node:http2";
 import { gzipSync } from "node:zlib";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import {
   AppendEventRequestSchema,
   AppendEventResponseSchema,
@@ -16,7 +16,7 @@ import {
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract } from "../support/contract.js";
 import { unique } from "../support/ids.js";
-import { envelope, only, RawCall, rawCall, SERVICE, VIA_CONNECT } from "../support/raw-grpc.js";
+import { envelope, only, RawCall, rawCall, rawSession, SERVICE, VIA_CONNECT } from "../support/raw-grpc.js";
 
 // Unary gRPC calls with a binary, uncompressed body are served by the
 // server's own handler (src/server/grpc/); everything else by Connect. The
@@ -26,15 +26,9 @@ import { envelope, only, RawCall, rawCall, SERVICE, VIA_CONNECT } from "../suppo
 describeContract(
   "unary gRPC fast path",
   (t) => {
-    let session: http2.ClientHttp2Session;
-    beforeAll(() => {
-      session = http2.connect(t().server.url);
-    });
-    afterAll(() => {
-      session.close();
-    });
+    const session = rawSession(() => t().server.url);
 
-    const call = (path: string, body: Uint8Array, extra: http2.OutgoingHttpHeaders = {}) => rawCall(session, path, body, extra);
+    const call = (path: string, body: Uint8Array, extra: http2.OutgoingHttpHeaders = {}) => rawCall(session(), path, body, extra);
 
     /** The same request down both paths; the answers must agree. */
     async function both(path: string, body: Uint8Array): Promise<RawCall> {
@@ -213,7 +207,7 @@ describeContract(
       const body = Buffer.concat([first, Buffer.alloc(64 * 1024)]);
       const answers: RawCall[] = [];
       for (const extra of [{}, VIA_CONNECT]) {
-        const open = new RawCall(session, `${SERVICE}/GetUserState`, body, extra, true);
+        const open = new RawCall(session(), `${SERVICE}/GetUserState`, body, extra, true);
         await open.answered;
         open.cancel();
         answers.push(await open.done);

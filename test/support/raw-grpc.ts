@@ -1,5 +1,7 @@
 import http2 from "node:http2";
 import { gunzipSync } from "node:zlib";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
+import { afterAll, beforeAll } from "vitest";
 
 // gRPC over a bare HTTP/2 client, byte by byte: the server's own gRPC
 // handler (src/server/grpc/) must answer what Connect answers, and only raw
@@ -13,11 +15,22 @@ export const SERVICE = "/sessionstore.v1.SessionService";
 export const VIA_CONNECT = { "grpc-encoding": "gzip" } as const;
 
 export function envelope(payload: Uint8Array, flags = 0): Buffer {
-  const out = Buffer.alloc(5 + payload.length);
-  out[0] = flags;
-  out.writeUInt32BE(payload.length, 1);
-  out.set(payload, 5);
-  return out;
+  return Buffer.from(encodeEnvelope(flags, payload));
+}
+
+/** One HTTP/2 connection to the server for the tests of a suite; call the result for it. */
+export function rawSession(url: () => string): () => http2.ClientHttp2Session {
+  let session: http2.ClientHttp2Session | undefined;
+  beforeAll(() => {
+    session = http2.connect(url());
+  });
+  afterAll(() => {
+    session?.close();
+  });
+  return () => {
+    if (!session) throw new Error("rawSession is used before its suite started");
+    return session;
+  };
 }
 
 export interface Frame {

@@ -29,7 +29,7 @@ export interface GrpcOptions {
   logger: Logger;
 }
 
-type Route = { kind: "unary"; spec: UnarySpec } | { kind: "server_streaming"; spec: ServerStreamSpec };
+type Route = UnarySpec | ServerStreamSpec;
 
 /**
  * Returns a function that serves a request when it is a gRPC call it can
@@ -40,9 +40,8 @@ export function grpcHandler(options: GrpcOptions): (req: http2.Http2ServerReques
   for (const service of options.services) {
     for (const method of service.service.methods) {
       const spec = service.methods[method.localName];
-      const path = `/${service.service.typeName}/${method.name}`;
-      if (spec?.kind === "unary") routes.set(path, { kind: "unary", spec: spec as UnarySpec });
-      if (spec?.kind === "server_streaming") routes.set(path, { kind: "server_streaming", spec: spec as ServerStreamSpec });
+      if (spec?.kind === "unary" || spec?.kind === "server_streaming")
+        routes.set(`/${service.service.typeName}/${method.name}`, spec as Route);
     }
   }
   const live: LiveCalls = { calls: new Set(), shutdown: options.shutdownSignal };
@@ -71,7 +70,7 @@ export function grpcHandler(options: GrpcOptions): (req: http2.Http2ServerReques
 
 /** One call: read the request message, run the implementation, end with the status (and a unary call's answer). */
 async function serve(route: Route, req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, options: GrpcOptions, live: LiveCalls) {
-  const { method } = route.spec;
+  const { method } = route;
   const call = startCall(method, req, live);
   const { context } = call;
   let body: Uint8Array | undefined;
@@ -80,8 +79,8 @@ async function serve(route: Route, req: http2.Http2ServerRequest, res: http2.Htt
     if (call.timeoutError) throw call.timeoutError;
     const input = parse(method, await readMessage(req, method, options.readMaxBytes));
     const gzip = acceptsGzip(req);
-    if (route.kind === "unary") body = await answerUnary(route.spec, input, context, gzip, options);
-    else await writeStream(route.spec, input, context, gzip, res, options);
+    if (route.kind === "unary") body = await answerUnary(route, input, context, gzip, options);
+    else await writeStream(route, input, context, gzip, res, options);
   } catch (err) {
     error = toError(err);
   } finally {

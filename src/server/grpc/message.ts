@@ -3,6 +3,7 @@ import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { type DescMethod, fromBinary, type Message, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { knownEncoding } from "../../rpc/encoded.js";
 
 /** Responses at least this large are gzipped when the client accepts it (Connect's default). */
@@ -74,17 +75,13 @@ export function parse<M extends DescMethod>(method: M, bytes: Uint8Array): Messa
 /** The response's protobuf bytes: the known encoding when the handler registered one. */
 export function serialize(method: DescMethod, output: Message, writeMaxBytes: number): Uint8Array {
   const bytes = knownEncoding(output) ?? toBinary(method.output, output);
-  checkSize(bytes, writeMaxBytes);
-  return bytes;
-}
-
-export function checkSize(bytes: Uint8Array, writeMaxBytes: number): void {
   if (bytes.byteLength > writeMaxBytes) {
     throw new ConnectError(
       `message size ${bytes.byteLength} is larger than configured writeMaxBytes ${writeMaxBytes}`,
       Code.ResourceExhausted,
     );
   }
+  return bytes;
 }
 
 /** Whether `envelope` compresses a message of this size when the client accepts gzip. */
@@ -93,14 +90,6 @@ export function worthCompressing(bytes: Uint8Array): boolean {
 }
 
 /** The message in its 5-byte gRPC envelope, gzipped when `compress` is set. */
-export async function envelope(bytes: Uint8Array, compress: boolean): Promise<Buffer> {
-  return frame(compress ? await gzipAsync(bytes) : bytes, compress ? 1 : 0);
-}
-
-export function frame(payload: Uint8Array, flags: number): Buffer {
-  const out = Buffer.allocUnsafe(5 + payload.byteLength);
-  out[0] = flags;
-  out.writeUInt32BE(payload.byteLength, 1);
-  out.set(payload, 5);
-  return out;
+export async function envelope(bytes: Uint8Array, compress: boolean): Promise<Uint8Array> {
+  return compress ? encodeEnvelope(1, await gzipAsync(bytes)) : encodeEnvelope(0, bytes);
 }

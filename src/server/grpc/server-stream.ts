@@ -1,11 +1,11 @@
 import type http2 from "node:http2";
-import { type DescMethodServerStreaming, type Message, toBinary } from "@bufbuild/protobuf";
+import type { DescMethodServerStreaming, Message } from "@bufbuild/protobuf";
 import type { HandlerContext, MethodImplSpec } from "@connectrpc/connect";
 import { createAsyncIterable, transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import { knownEncoding } from "../../rpc/encoded.js";
 import { isGone, sendHeaders } from "./call.js";
 import type { GrpcOptions } from "./handler.js";
-import { checkSize, envelope, frame, worthCompressing } from "./message.js";
+import { envelope, serialize, worthCompressing } from "./message.js";
 
 export type ServerStreamSpec = MethodImplSpec & { kind: "server_streaming"; method: DescMethodServerStreaming };
 
@@ -14,8 +14,8 @@ export type ServerStreamSpec = MethodImplSpec & { kind: "server_streaming"; meth
 // made once, not once per tail: with a thousand tails on one session,
 // per-tail encoding and Connect's per-message pipeline were most of the
 // server's work per delivery.
-const plainFrames = new WeakMap<Uint8Array, Buffer>();
-const gzipFrames = new WeakMap<Uint8Array, Promise<Buffer>>();
+const plainFrames = new WeakMap<Uint8Array, Promise<Uint8Array>>();
+const gzipFrames = new WeakMap<Uint8Array, Promise<Uint8Array>>();
 
 /**
  * Runs a server-streaming implementation through the interceptors and writes
@@ -35,34 +35,26 @@ export async function writeStream(
   if (gzip) context.responseHeader.set("grpc-encoding", "gzip");
   const outputs = transformInvokeImplementation(spec, context, options.interceptors)(createAsyncIterable([input]));
   for await (const output of outputs) {
-    const data = await encodeFrame(spec, output, gzip, options.writeMaxBytes);
     // Stopped here, not by the implementation (which says itself how it
     // ended, as it does on Connect's path): the call's end is the reason.
     if (context.signal.aborted) throw context.signal.reason;
+    const data = await encodeFrame(spec.method, output, gzip, options.writeMaxBytes);
     if (isGone(res)) return;
     sendHeaders(res, context);
     if (!res.write(data)) await drained(res, context.signal);
   }
 }
 
-async function encodeFrame(spec: ServerStreamSpec, output: Message, gzip: boolean, writeMaxBytes: number): Promise<Buffer> {
-  const known = knownEncoding(output);
-  const bytes = known ?? toBinary(spec.method.output, output);
-  checkSize(bytes, writeMaxBytes);
+/** The message's frame; a registered encoding's frame is made once and shared by every stream that sends it. */
+function encodeFrame(method: DescMethodServerStreaming, output: Message, gzip: boolean, writeMaxBytes: number): Promise<Uint8Array> {
+  const bytes = serialize(method, output, writeMaxBytes);
   const compress = gzip && worthCompressing(bytes);
-  if (!known) return envelope(bytes, compress);
-  if (compress) {
-    let framed = gzipFrames.get(known);
-    if (!framed) {
-      framed = envelope(known, true);
-      gzipFrames.set(known, framed);
-    }
-    return framed;
-  }
-  let framed = plainFrames.get(known);
+  if (knownEncoding(output) !== bytes) return envelope(bytes, compress);
+  const frames = compress ? gzipFrames : plainFrames;
+  let framed = frames.get(bytes);
   if (!framed) {
-    framed = frame(known, 0);
-    plainFrames.set(known, framed);
+    framed = envelope(bytes, compress);
+    frames.set(bytes, framed);
   }
   return framed;
 }
