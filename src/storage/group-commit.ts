@@ -18,6 +18,7 @@ export interface GroupCommitOptions<T> {
 
 interface Waiting<T, R> {
   item: T;
+  keys: readonly string[];
   resolve: (value: R) => void;
   reject: (error: unknown) => void;
 }
@@ -36,7 +37,7 @@ export class GroupCommit<T, R> {
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.#waiting.push({ item, resolve, reject });
+      this.#waiting.push({ item, keys: this.#options.keys(item), resolve, reject });
       this.#pump();
     });
   }
@@ -54,16 +55,18 @@ export class GroupCommit<T, R> {
     const taken: Waiting<T, R>[] = [];
     const left: Waiting<T, R>[] = [];
     const used = new Set<string>();
-    for (const waiting of this.#waiting) {
-      const keys = this.#options.keys(waiting.item);
-      if (taken.length >= this.#options.maxBatchSize || keys.some((k) => used.has(k))) {
+    const queue = this.#waiting;
+    let i = 0;
+    for (; i < queue.length && taken.length < this.#options.maxBatchSize; i++) {
+      const waiting = queue[i] as Waiting<T, R>;
+      if (waiting.keys.some((k) => used.has(k))) {
         left.push(waiting);
         continue;
       }
-      for (const k of keys) used.add(k);
+      for (const k of waiting.keys) used.add(k);
       taken.push(waiting);
     }
-    this.#waiting = left;
+    this.#waiting = i < queue.length ? left.concat(queue.slice(i)) : left;
     return taken;
   }
 

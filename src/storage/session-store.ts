@@ -400,7 +400,8 @@ export class SessionStore {
       // its own, in order, and gets its own answer.
       const outcomes: Outcome<AppendResult>[] = [];
       for (const pending of batch) {
-        outcomes.push(await this.#appendTogether([pending]).then(only, (e: unknown) => ({ ok: false as const, error: e })));
+        // Through #appendBatch: one that passes a state cap is refused as such, not failed.
+        outcomes.push(...(await this.#appendBatch([pending])));
       }
       return outcomes;
     }
@@ -552,13 +553,6 @@ async function upsertAppState(
 function written(row: { state: JsonObject; bytes: number } | undefined, what: string): { state: JsonObject; bytes: number } {
   if (!row) throw new Error(`upsert returned no row for a ${what}`);
   return { state: row.state, bytes: Number(row.bytes) };
-}
-
-/** The outcome of a one-append batch; a refusal stays an outcome, an error is thrown. */
-function only<R>(outcomes: Outcome<R>[]): Outcome<R> {
-  const [outcome] = outcomes;
-  if (!outcome) throw new Error("append: no outcome");
-  return outcome;
 }
 
 function settleNow<R>(f: () => R): Outcome<R> {

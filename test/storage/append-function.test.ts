@@ -38,6 +38,14 @@ for (const backend of backends()) {
       await opened?.close();
     });
 
+    const transactions = async (appName: string) => {
+      const { rows } = await sql<{ n: number }>`
+        SELECT count(DISTINCT e.tx)::int AS n FROM events e JOIN sessions s ON s.pk = e.session_pk WHERE s.app_name = ${appName}`.execute(
+        opened.db,
+      );
+      return rows[0]?.n;
+    };
+
     it("decode to the seq and timestamp protobuf-es encodes", async () => {
       const prefix = toBinary(EventSchema, create(EventSchema, { id: "e1", author: "user" }));
       for (const seq of SEQS) {
@@ -91,6 +99,32 @@ for (const backend of backends()) {
         [2n, "b"],
         [3n, "e"],
       ]);
+      // "a" alone, then "b" and "e" in one call (run again without "c").
+      expect(await transactions(key.appName)).toBe(2);
+    });
+
+    it("gives each append its own answer when a call fails as a whole, a state past its cap still refused as such", async () => {
+      const store = new SessionStore(opened.db, {
+        policies: loadPolicy(JSON.stringify({ defaults: { limits: { maxStateBytes: 60 } } }), undefined),
+      });
+      const key = { appName: "fallback", userId: "u", sessionId: "s" };
+      await store.createSession(key, splitState({}));
+      const append = (author: string, delta: Record<string, string>) =>
+        store.appendEvent({ key, event: create(EventSchema, { author }), delta: splitState(delta) }).then(
+          (r) => r.event.seq,
+          (e: unknown) => String(e),
+        );
+      // The first runs alone; the next three go together, and the NUL that
+      // jsonb cannot hold fails that call before anything is written.
+      const results = await Promise.all([
+        append("a", { x: "1" }),
+        append("nul", { y: "\u0000" }),
+        append("big", { z: "y".repeat(80) }),
+        append("b", { w: "2" }),
+      ]);
+      expect(results).toEqual([1n, expect.stringMatching(/Unicode|\\u0000/i), expect.stringMatching(/maxStateBytes/), 2n]);
+      const found = await store.getSession(key, {});
+      expect(found?.session.sessionState).toEqual({ x: "1", w: "2" });
     });
   });
 }
