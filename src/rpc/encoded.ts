@@ -1,4 +1,5 @@
-import type { Message } from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, type Message, type MessageShape, toBinary } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 
 // Responses whose protobuf encoding is already known: an appended event was
 // encoded once to be stored, and encoding it again for the answer was a
@@ -18,25 +19,25 @@ export function knownEncoding(message: Message): Uint8Array | undefined {
   return known.get(message);
 }
 
-/** The encoding of a length-delimited field: tag, length, bytes. */
-export function lengthDelimited(fieldNumber: number, bytes: Uint8Array): Uint8Array {
-  const head: number[] = [];
-  for (let v = (fieldNumber << 3) | 2; ; v >>>= 7) {
-    if (v < 0x80) {
-      head.push(v);
-      break;
-    }
-    head.push((v & 0x7f) | 0x80);
-  }
-  for (let v = bytes.length; ; v = Math.floor(v / 128)) {
-    if (v < 0x80) {
-      head.push(v);
-      break;
-    }
-    head.push((v % 128) | 0x80);
-  }
-  const out = new Uint8Array(head.length + bytes.length);
-  out.set(head, 0);
-  out.set(bytes, head.length);
-  return out;
+/**
+ * The encoding of `message` followed by `stored` (messages already encoded)
+ * as its length-delimited `field`. A field may come after the others, and a
+ * repeated one in pieces, so this is the encoding of the whole. Call it
+ * before setting that field on `message`.
+ */
+export function encodeWithStored<Desc extends DescMessage>(
+  schema: Desc,
+  message: MessageShape<Desc>,
+  field: DescField,
+  stored: readonly Uint8Array[],
+): Uint8Array {
+  const writer = new BinaryWriter();
+  writer.raw(toBinary(schema, message));
+  for (const bytes of stored) writer.tag(field.number, WireType.LengthDelimited).bytes(bytes);
+  return writer.finish();
+}
+
+/** `bytes`, an encoded message, as the length-delimited `field` of the message around it. */
+export function asField(field: DescField, bytes: Uint8Array): Uint8Array {
+  return new BinaryWriter().tag(field.number, WireType.LengthDelimited).bytes(bytes).finish();
 }

@@ -1,4 +1,4 @@
-import { create, type JsonObject, toBinary } from "@bufbuild/protobuf";
+import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type Session, SessionSchema } from "../../gen/ts/sessionstore/v1/session_pb.js";
 import {
@@ -18,7 +18,7 @@ import { nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { RedactorSet } from "../redact/redactor.js";
 import { notFound, type SessionKey, type SessionStore, type StoredSession } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
-import { lengthDelimited, withEncoding } from "./encoded.js";
+import { asField, encodeWithStored, withEncoding } from "./encoded.js";
 import { checkEvent } from "./event-rules.js";
 import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
 import { type StreamSettings, streamEventsImpl } from "./stream-events.js";
@@ -54,15 +54,14 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       // bytes as an `events` field (a repeated field may come after the
       // others), the whole as the response's `session`: no event is encoded again.
       const session = toSession(found.session);
-      const sessionBytes = Buffer.concat([
-        toBinary(SessionSchema, session),
-        ...found.events.map((e) => lengthDelimited(SessionSchema.field.events.number, e.body)),
-      ]);
-      session.events = found.events.map((e) => e.event);
-      return withEncoding(
-        create(GetSessionResponseSchema, { session }),
-        lengthDelimited(GetSessionResponseSchema.field.session.number, sessionBytes),
+      const sessionBytes = encodeWithStored(
+        SessionSchema,
+        session,
+        SessionSchema.field.events,
+        found.events.map((e) => e.body),
       );
+      session.events = found.events.map((e) => e.event);
+      return withEncoding(create(GetSessionResponseSchema, { session }), asField(GetSessionResponseSchema.field.session, sessionBytes));
     },
 
     async listSessions(req) {
@@ -119,10 +118,7 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       });
       // The event as stored, then the other fields: the answer's encoding
       // without encoding the event again.
-      const bytes = Buffer.concat([
-        lengthDelimited(AppendEventResponseSchema.field.event.number, result.eventBytes),
-        toBinary(AppendEventResponseSchema, rest),
-      ]);
+      const bytes = encodeWithStored(AppendEventResponseSchema, rest, AppendEventResponseSchema.field.event, [result.eventBytes]);
       rest.event = result.event;
       return withEncoding(rest, bytes);
     },
@@ -143,10 +139,12 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       const nextPageToken = events.length > limit && last ? encodeToken(listing, { s: last.event.seq.toString() }) : "";
       const response = create(ListEventsResponseSchema, { nextPageToken });
       // The stored bytes of each event as an `events` field, then the token.
-      const bytes = Buffer.concat([
-        ...page.map((e) => lengthDelimited(ListEventsResponseSchema.field.events.number, e.body)),
-        toBinary(ListEventsResponseSchema, response),
-      ]);
+      const bytes = encodeWithStored(
+        ListEventsResponseSchema,
+        response,
+        ListEventsResponseSchema.field.events,
+        page.map((e) => e.body),
+      );
       response.events = page.map((e) => e.event);
       return withEncoding(response, bytes);
     },

@@ -1,4 +1,4 @@
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import { durationMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -15,7 +15,7 @@ import { type LogPosition, ORIGIN } from "../storage/log-position.js";
 import { notFound, type SessionStore } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { type TailItem, type TailOptions, tailScope, tailSession } from "../stream/tail.js";
-import { lengthDelimited, withEncoding } from "./encoded.js";
+import { asField, encodeWithStored, withEncoding } from "./encoded.js";
 import { decodeToken, parseBigInt, tokenEncoder } from "./page-token.js";
 import { invalid, requireId } from "./validate.js";
 
@@ -120,7 +120,7 @@ function respond<P>(item: TailItem<P>, scope: string, cursor: (position: P) => s
 // the rest (rpc/encoded.ts); responses are never changed after this.
 const shared = new WeakMap<LoggedEvent, { event: Event; byScope: Map<string, StreamEventsResponse> }>();
 
-function eventResponse(logged: LoggedEvent, scope: string, cursor: () => string): StreamEventsResponse {
+export function eventResponse(logged: LoggedEvent, scope: string, cursor: () => string): StreamEventsResponse {
   let entry = shared.get(logged);
   const hit = entry?.byScope.get(scope);
   if (hit) return hit;
@@ -134,9 +134,9 @@ function eventResponse(logged: LoggedEvent, scope: string, cursor: () => string)
     sessionId: logged.sessionId,
     cursor: cursor(),
   });
-  const bytes = lengthDelimited(
-    StreamEventsResponseSchema.field.event.number,
-    Buffer.concat([toBinary(StreamedEventSchema, streamed), lengthDelimited(StreamedEventSchema.field.event.number, logged.body)]),
+  const bytes = asField(
+    StreamEventsResponseSchema.field.event,
+    encodeWithStored(StreamedEventSchema, streamed, StreamedEventSchema.field.event, [logged.body]),
   );
   streamed.event = entry.event;
   const response = withEncoding(create(StreamEventsResponseSchema, { kind: { case: "event", value: streamed } }), bytes);
