@@ -218,6 +218,16 @@ describeContract(
       expect({ status: fast.status, message: fast.message }).toEqual({ status: viaConnect.status, message: viaConnect.message });
     }, 15_000);
 
+    it("ends a call whose deadline passes while its request is still arriving with DEADLINE_EXCEEDED", async () => {
+      const request = envelope(toBinary(GetUserStateRequestSchema, create(GetUserStateRequestSchema, { appName: "a", userId: "u" })));
+      const held = new RawCall(session(), `${SERVICE}/GetUserState`, request.subarray(0, 3), { "grpc-timeout": "300m" }, true);
+      await held.answered;
+      held.cancel();
+      await held.done;
+      expect(Code[Number(held.status)]).toBe(Code[Code.DeadlineExceeded]);
+      expect(held.message).toMatch(/timed out/);
+    }, 15_000);
+
     it("refuses a message over the size limit before reading it", async () => {
       const header = Buffer.from([0, 0, 0, 0x10, 0]); // promises 4,096 bytes
       const answer = await both(`${SERVICE}/GetSession`, Buffer.concat([header, Buffer.alloc(4096)]));

@@ -5,15 +5,17 @@ import http2 from "node:http2";
 import type net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../../gen/ts/grpc/health/v1/health_pb.js";
-import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
+import { GetUserStateRequestSchema, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { backends, type TestBackend } from "../support/backends.js";
 import { expectCode } from "../support/contract.js";
 import { unique } from "../support/ids.js";
 import { createTestDatabase } from "../support/postgres.js";
+import { envelope, RawCall, SERVICE } from "../support/raw-grpc.js";
 import { startTestServer } from "../support/server.js";
 
 // The real binary, started the way an operator starts it, stopped the way an
@@ -343,6 +345,27 @@ for (const backend of backends()) {
 
       const fresh = createClient(Health, createGrpcTransport({ baseUrl: url }));
       await expectCode(fresh.check({ service: "" }), Code.Unavailable);
+    });
+
+    it("answers a gRPC call still receiving its request when the grace period ends with UNAVAILABLE", async () => {
+      const own = await startTestServer(backend, { shutdownGraceMs: 200 });
+      const session = http2.connect(own.server.url);
+      session.on("error", () => {});
+      try {
+        // Half an envelope: the call waits for the rest of its request.
+        const request = envelope(toBinary(GetUserStateRequestSchema, create(GetUserStateRequestSchema, { appName: "a", userId: "u" })));
+        const held = new RawCall(session, `${SERVICE}/GetUserState`, request.subarray(0, 3), {}, true);
+        await new Promise((r) => setTimeout(r, 100));
+        const closing = own.close();
+        await held.answered;
+        expect(Code[Number(held.headers["grpc-status"])]).toBe(Code[Code.Unavailable]);
+        expect(decodeURIComponent(String(held.headers["grpc-message"]))).toMatch(/shutting down/);
+        held.cancel();
+        await closing;
+      } finally {
+        session.close();
+        await own.database.close();
+      }
     });
   });
 }

@@ -77,7 +77,7 @@ async function serve(route: Route, req: http2.Http2ServerRequest, res: http2.Htt
   let error: ConnectError | undefined;
   try {
     if (call.timeoutError) throw call.timeoutError;
-    const input = parse(method, await readMessage(req, method, options.readMaxBytes));
+    const input = parse(method, await readMessage(req, method, options.readMaxBytes, context.signal));
     const gzip = acceptsGzip(req);
     if (route.kind === "unary") body = await answerUnary(route, input, context, gzip, options);
     else await writeStream(route, input, context, gzip, res, options);

@@ -10,8 +10,17 @@ import { knownEncoding } from "../../rpc/encoded.js";
 const COMPRESS_MIN_BYTES = 1024;
 const gzipAsync = promisify(gzip);
 
-/** Reads the one enveloped request message, refusing what Connect refuses, with its messages. */
-export function readMessage(req: http2.Http2ServerRequest, method: DescMethod, readMaxBytes: number): Promise<Uint8Array> {
+/**
+ * Reads the one enveloped request message, refusing what Connect refuses,
+ * with its messages. A client that is slow to send it is not waited for past
+ * the call's end (its deadline, or the server's forced shutdown).
+ */
+export function readMessage(
+  req: http2.Http2ServerRequest,
+  method: DescMethod,
+  readMaxBytes: number,
+  signal: AbortSignal,
+): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -20,8 +29,10 @@ export function readMessage(req: http2.Http2ServerRequest, method: DescMethod, r
       refused = true;
       // The rest of the body is read and dropped, so the stream can end cleanly.
       chunks.length = 0;
+      signal.removeEventListener("abort", ended);
       reject(err);
     };
+    const ended = () => fail(ConnectError.from(signal.reason, Code.Canceled));
     // Connect names the method kind as its messages do ("server_streaming" reads "server-streaming").
     const kind = method.methodKind === "server_streaming" ? "server-streaming" : method.methodKind;
     const extraMessage = () => new ConnectError(`protocol error: received extra input message for ${kind} method`, Code.Unimplemented);
@@ -49,6 +60,7 @@ export function readMessage(req: http2.Http2ServerRequest, method: DescMethod, r
     });
     req.once("end", () => {
       if (refused) return;
+      signal.removeEventListener("abort", ended);
       const all = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
       if (all.length === 0) return reject(new ConnectError(`protocol error: missing input message for ${kind} method`, Code.Unimplemented));
       if (all.length < 5) return reject(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
@@ -60,6 +72,9 @@ export function readMessage(req: http2.Http2ServerRequest, method: DescMethod, r
       if (flags !== 0) return reject(new ConnectError("unexpected end flag", Code.InvalidArgument));
       resolve(all.subarray(5));
     });
+    // After the listeners: what the client still sends is read and dropped.
+    if (signal.aborted) ended();
+    else signal.addEventListener("abort", ended, { once: true });
   });
 }
 
