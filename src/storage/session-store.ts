@@ -215,9 +215,9 @@ export class SessionStore {
         throw new ConnectError(`session "${id}" already exists for app "${key.appName}" and user "${key.userId}"`, Code.AlreadyExists);
       }
       this.#checkLimit(full, "maxStateBytes", Number(inserted.bytes), SCOPE_SIZE.session);
-      const user = isEmpty(initial.user) ? undefined : await upsertUserState(trx, key.appName, key.userId, initial.user, now);
+      const user = await writeUserState(trx, key.appName, key.userId, initial.user, now);
       if (user) this.#checkLimit(full, "maxStateBytes", user.bytes, SCOPE_SIZE.user);
-      const app = isEmpty(initial.app) ? undefined : await upsertAppState(trx, key.appName, initial.app, now);
+      const app = await writeAppState(trx, key.appName, initial.app, now);
       if (app) this.#checkLimit(full, "maxStateBytes", app.bytes, SCOPE_SIZE.app);
       const userState = user?.state ?? (await readUserState(trx, key.appName, key.userId));
       const appState = app?.state ?? (await readAppState(trx, key.appName));
@@ -523,36 +523,47 @@ export function windowQuery(db: Kysely<Database>, sessionPk: bigint, revision: b
 // whole top-level values and keeps JSON null: ADK's delta rules (appends
 // apply them in sessionstore_append). ON CONFLICT makes the first write of a
 // scope race-free (ADK #4954). Each returns the new state and its size.
-async function upsertUserState(
+async function writeUserState(
   trx: Transaction<Database>,
   appName: string,
   userId: string,
   delta: JsonObject,
   now: bigint,
-): Promise<{ state: JsonObject; bytes: number }> {
-  const { rows } = await sql<{ state: JsonObject; bytes: number }>`
-    INSERT INTO user_states (app_name, user_id, state, update_time_ns) VALUES (${appName}, ${userId}, ${JSON.stringify(delta)}::jsonb, ${now})
-    ON CONFLICT (app_name, user_id) DO UPDATE SET state = user_states.state || excluded.state, update_time_ns = excluded.update_time_ns
-    RETURNING state, octet_length(state::text) AS bytes`.execute(trx);
-  return written(rows[0], "user state");
+): Promise<{ state: JsonObject; bytes: number } | undefined> {
+  if (isEmpty(delta)) return undefined;
+  const row = await trx
+    .insertInto("user_states")
+    .values({ app_name: appName, user_id: userId, state: JSON.stringify(delta), update_time_ns: now })
+    .onConflict((oc) =>
+      oc.columns(["app_name", "user_id"]).doUpdateSet({
+        state: sql<string>`user_states.state || excluded.state`,
+        update_time_ns: sql<bigint>`excluded.update_time_ns`,
+      }),
+    )
+    .returning(["state", sql<number>`octet_length(state::text)`.as("bytes")])
+    .executeTakeFirstOrThrow();
+  return { state: row.state as JsonObject, bytes: Number(row.bytes) };
 }
 
-async function upsertAppState(
+async function writeAppState(
   trx: Transaction<Database>,
   appName: string,
   delta: JsonObject,
   now: bigint,
-): Promise<{ state: JsonObject; bytes: number }> {
-  const { rows } = await sql<{ state: JsonObject; bytes: number }>`
-    INSERT INTO app_states (app_name, state, update_time_ns) VALUES (${appName}, ${JSON.stringify(delta)}::jsonb, ${now})
-    ON CONFLICT (app_name) DO UPDATE SET state = app_states.state || excluded.state, update_time_ns = excluded.update_time_ns
-    RETURNING state, octet_length(state::text) AS bytes`.execute(trx);
-  return written(rows[0], "app state");
-}
-
-function written(row: { state: JsonObject; bytes: number } | undefined, what: string): { state: JsonObject; bytes: number } {
-  if (!row) throw new Error(`upsert returned no row for a ${what}`);
-  return { state: row.state, bytes: Number(row.bytes) };
+): Promise<{ state: JsonObject; bytes: number } | undefined> {
+  if (isEmpty(delta)) return undefined;
+  const row = await trx
+    .insertInto("app_states")
+    .values({ app_name: appName, state: JSON.stringify(delta), update_time_ns: now })
+    .onConflict((oc) =>
+      oc.column("app_name").doUpdateSet({
+        state: sql<string>`app_states.state || excluded.state`,
+        update_time_ns: sql<bigint>`excluded.update_time_ns`,
+      }),
+    )
+    .returning(["state", sql<number>`octet_length(state::text)`.as("bytes")])
+    .executeTakeFirstOrThrow();
+  return { state: row.state as JsonObject, bytes: Number(row.bytes) };
 }
 
 function settleNow<R>(f: () => R): Outcome<R> {
