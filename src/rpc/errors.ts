@@ -1,13 +1,37 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import {
+  AlreadyExists,
+  Invalid,
+  NotFound,
+  OverLimit,
+  Stale,
+  type StoreOutcome,
+  TimedOut,
+  Unavailable,
+  Unstorable,
+  Unsupported,
+} from "../domain/outcomes.js";
 import type { Logger } from "../log/logger.js";
-import { PgCode, sqlState } from "../storage/pg-errors.js";
+import { databaseOutcome, sqlState } from "../storage/pg-errors.js";
 
-// Every failure leaves the server through here. Handlers and storage throw
-// ConnectError for what they expect; database errors are classified by
-// SQLSTATE; anything else is a bug, logged in full and answered INTERNAL
-// without internals.
+// Every failure leaves the server through here. Handlers throw ConnectError
+// for bad requests; the store and the stream throw typed outcomes, which
+// this table maps to status codes; database errors that reach here raw are
+// classified first. Anything else is a bug, logged in full and answered
+// INTERNAL without internals.
 
-const NETWORK_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"]);
+const STATUS: ReadonlyArray<readonly [abstract new (...args: never[]) => StoreOutcome, Code]> = [
+  [NotFound, Code.NotFound],
+  [AlreadyExists, Code.AlreadyExists],
+  // Clients read ABORTED as "reload and retry": only a stale copy means that.
+  [Stale, Code.Aborted],
+  [OverLimit, Code.ResourceExhausted],
+  [Unavailable, Code.Unavailable],
+  [TimedOut, Code.DeadlineExceeded],
+  [Unstorable, Code.InvalidArgument],
+  [Invalid, Code.InvalidArgument],
+  [Unsupported, Code.FailedPrecondition],
+];
 
 // Messages travel in HTTP/2 headers (grpc-message), which peers cap at a few
 // KiB; a message quoting a huge key would make the answer itself fail.
@@ -19,35 +43,20 @@ export function toConnectError(err: unknown, logger: Logger, procedure: string):
   return new ConnectError(`${mapped.rawMessage.slice(0, MAX_MESSAGE_CHARS)}…`, mapped.code, mapped.metadata);
 }
 
+/** The status code of a typed outcome. */
+export function statusOf(outcome: StoreOutcome): Code {
+  for (const [type, code] of STATUS) if (outcome instanceof type) return code;
+  return Code.Internal;
+}
+
 function classify(err: unknown, logger: Logger, procedure: string): ConnectError {
   if (err instanceof ConnectError) return err;
-  const state = sqlState(err);
-  switch (state) {
-    case PgCode.untranslatableCharacter:
-    case PgCode.characterNotInRepertoire:
-    case PgCode.invalidTextRepresentation:
-      return new ConnectError("a value holds a character sequence the database cannot store", Code.InvalidArgument);
-    case PgCode.stackDepthExceeded:
-    case PgCode.programLimitExceeded:
-    case PgCode.numericOutOfRange:
-      return new ConnectError("a value is too large or too deeply nested to store", Code.InvalidArgument);
-    // Not ABORTED: clients read ABORTED as "your copy of the session is stale",
-    // which a transient conflict between transactions is not.
-    case PgCode.serializationFailure:
-    case PgCode.deadlockDetected:
-      return new ConnectError("the write conflicted with a concurrent one; retry", Code.Unavailable);
-    case PgCode.tooManyConnections:
-    case PgCode.adminShutdown:
-    case PgCode.cannotConnectNow:
-      return new ConnectError("the database is unavailable; retry", Code.Unavailable);
-    case PgCode.queryCanceled:
-      return new ConnectError("the database cancelled the query", Code.DeadlineExceeded);
+  const outcome = databaseOutcome(err);
+  if (outcome) {
+    const code = statusOf(outcome);
+    if (code !== Code.Internal) return new ConnectError(outcome.message, code, undefined, undefined, outcome);
   }
-  const sysCode = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
-  if (typeof sysCode === "string" && NETWORK_ERRORS.has(sysCode)) {
-    return new ConnectError("the database is unreachable; retry", Code.Unavailable);
-  }
-  logger.error("unexpected error", { procedure, err, sqlState: state });
+  logger.error("unexpected error", { procedure, err, sqlState: sqlState(err) });
   return new ConnectError("internal error", Code.Internal);
 }
 

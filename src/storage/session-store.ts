@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { AlreadyExists, NotFound, OverLimit, Stale } from "../domain/outcomes.js";
 import { isEmpty, type ScopedState } from "../domain/state.js";
 import { nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { Logger } from "../log/logger.js";
@@ -84,9 +84,9 @@ export interface ListEventsQuery {
   cursorSeq?: bigint | undefined;
 }
 
-/** NOT_FOUND for a session, as every RPC words it. */
+/** A missing session, as every RPC words it. */
 export const notFound = (key: SessionKey) =>
-  new ConnectError(`session "${key.sessionId}" not found for app "${key.appName}" and user "${key.userId}"`, Code.NotFound);
+  new NotFound(`session "${key.sessionId}" not found for app "${key.appName}" and user "${key.userId}"`);
 
 /**
  * Every query of the service, written once for both backends: the embedded
@@ -161,7 +161,7 @@ export class SessionStore {
     const limits = this.#limits(key.appName);
     const max = limits[limit];
     if (value > max) {
-      throw new ConnectError(`${what} would be ${value}, over the limit ${limit} = ${max}; nothing was written`, Code.ResourceExhausted);
+      throw new OverLimit(`${what} would be ${value}, over the limit ${limit} = ${max}; nothing was written`, limit, value, max);
     }
     if (value >= max * limits.warnRatio) {
       // At most one warning per session and limit a minute: a session near its
@@ -212,7 +212,7 @@ export class SessionStore {
         .returning(["revision", sql<number>`octet_length(state::text)`.as("bytes")])
         .executeTakeFirst();
       if (!inserted) {
-        throw new ConnectError(`session "${id}" already exists for app "${key.appName}" and user "${key.userId}"`, Code.AlreadyExists);
+        throw new AlreadyExists(`session "${id}" already exists for app "${key.appName}" and user "${key.userId}"`);
       }
       this.#checkLimit(full, "maxStateBytes", Number(inserted.bytes), SCOPE_SIZE.session);
       const user = await writeUserState(trx, key.appName, key.userId, initial.user, now);
@@ -443,7 +443,7 @@ export class SessionStore {
     );
   }
 
-  /** What one row of sessionstore_append means for its caller; throws refusals as ConnectErrors. */
+  /** What one row of sessionstore_append means for its caller; throws refusals as typed outcomes. */
   #outcome(pending: PendingAppend, event: Event, body: Uint8Array, row: AppendRow): AppendResult {
     const { key, expectedRevision } = pending.input;
     const revision = row.o_revision ?? 0n;
@@ -459,9 +459,10 @@ export class SessionStore {
           duplicate: true,
         };
       case "stale":
-        throw new ConnectError(
+        throw new Stale(
           `session "${key.sessionId}" was modified in storage: expected revision ${expectedRevision}, current revision ${revision}; reload the session and retry`,
-          Code.Aborted,
+          expectedRevision ?? 0n,
+          revision,
         );
       case "too_many_events":
       case "event_too_big":

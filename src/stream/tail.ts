@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { NotFound } from "../domain/outcomes.js";
 import type { EventLog, LoggedEvent } from "../storage/event-log.js";
 import { compare, type LogPosition, later } from "../storage/log-position.js";
 import type { EventFeed } from "./feed.js";
@@ -39,7 +39,7 @@ export interface WideScope {
   userId?: string | undefined;
 }
 
-const deletedError = (scope: SessionScope) => new ConnectError(`session "${scope.sessionId}" was deleted`, Code.NotFound);
+const deletedError = (scope: SessionScope) => new NotFound(`session "${scope.sessionId}" was deleted`);
 
 /**
  * One session, by seq. The session row lock makes seq order commit order,
