@@ -136,7 +136,7 @@ class SessionStoreClient:
         After more than one try, `duplicate` may mean that an earlier try of
         this very call committed before its answer was lost.
         """
-        if not request.event.id:
+        if request.HasField("event") and not request.event.id:
             # Fixed before the first try, so that every try is the same append.
             with_id = pb.AppendEventRequest()
             with_id.CopyFrom(request)
