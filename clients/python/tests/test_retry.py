@@ -117,7 +117,7 @@ async def test_an_append_whose_answer_was_lost_is_stored_once(server: str, app_n
             response = await append
 
         assert response.duplicate and response.event.seq == 1
-        assert retries.methods == ["AppendEvent"]
+        assert retries.methods and set(retries.methods) == {"AppendEvent"}
         got = await direct.get_session(app_name=app_name, user_id="u1", session_id=session.id)
         assert [e.id for e in got.session.events] == [response.event.id]
 
@@ -139,7 +139,7 @@ async def test_the_adk_service_takes_a_retried_append_that_had_committed_as_its_
         await _until(committed)
         proxy.cut()
         await append
-        assert retries.methods == ["AppendEvent"]
+        assert retries.methods and set(retries.methods) == {"AppendEvent"}
         assert [e.id for e in session.events] == [event.id]
         # The copy is current: the next append is not refused as stale.
         await service.append_event(session, Event(author="agent"))
