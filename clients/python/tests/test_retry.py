@@ -164,3 +164,11 @@ async def test_retries_stop_after_max_attempts(app_name: str, retries: _Retries)
             await client.get_user_state(app_name=app_name, user_id="u1")
     assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
     assert retries.methods == ["GetUserState", "GetUserState"]
+
+
+async def test_retries_stop_at_the_calls_deadline(app_name: str, retries: _Retries):
+    async with SessionStoreClient("127.0.0.1:1", retry=PATIENT, timeout=0.3) as client:
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await client.get_user_state(app_name=app_name, user_id="u1")
+    assert raised.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+    assert retries.methods and set(retries.methods) == {"GetUserState"}
