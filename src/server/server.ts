@@ -79,20 +79,15 @@ export async function startServer(config: Config, options: StartOptions): Promis
 
   const database =
     options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.poolSize }));
-  // The store tells the hub of deletions, the hub asks the store about
-  // expiry: each callback runs only once both exist.
-  const store = new SessionStore(database.db, {
-    policies,
-    logger,
-    onDeleted: (pk) => hub.deleted(pk),
-    appendBatches: config.appendBatches,
-  });
-  const hub: StreamHub = new StreamHub(database, logger, {
+  // The store reports what it commits to the hub; both take the retention
+  // cutoff from the policies.
+  const hub = new StreamHub(database, logger, {
     listenUrl: database.backend === "postgres" ? database.url : undefined,
     feedBatch: 500,
     feedPollMs: config.feedPollMs,
-    liveSince: (appName) => store.liveSince(appName),
+    retention: policies,
   });
+  const store = new SessionStore(database.db, { policies, logger, observer: hub, appendBatches: config.appendBatches });
   try {
     await hub.start();
   } catch (err) {
