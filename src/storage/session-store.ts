@@ -2,14 +2,14 @@ import { randomUUID } from "node:crypto";
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
-import { AlreadyExists, NotFound, OverLimit, Stale } from "../domain/outcomes.js";
+import { AlreadyExists, NotFound, OverLimit, Stale, Unavailable } from "../domain/outcomes.js";
 import { isEmpty, type ScopedState } from "../domain/state.js";
 import { nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { Logger } from "../log/logger.js";
 import { type Limits, PolicySet } from "../policy/app-policy.js";
 import { DELETED_CHANNEL } from "./channels.js";
 import { GroupCommit, type Outcome } from "./group-commit.js";
-import { sqlState } from "./pg-errors.js";
+import { isConnectionLoss, isConnectRefused, sqlState } from "./pg-errors.js";
 import type { Database } from "./schema.js";
 import { NO_OBSERVER, type StoreObserver } from "./store-observer.js";
 
@@ -387,6 +387,9 @@ export class SessionStore {
         const rest = batch.length > 1 ? await this.#appendBatch(batch.filter((_, i) => i !== refusedAt)) : [];
         return [...rest.slice(0, refusedAt), refused, ...rest.slice(refusedAt)];
       }
+      // The database went away: no use trying each one on its own now, and
+      // whether the batch committed is unknown unless no connection was had.
+      if (isConnectionLoss(error)) return batch.map((pending) => ({ ok: false, error: lostAppend(pending, error) }));
       if (batch.length === 1) return [{ ok: false, error }];
       // Anything else (a lost connection, a conflict): each append runs on
       // its own, in order, and gets its own answer.
@@ -558,6 +561,22 @@ async function writeAppState(
     .returning(["state", sql<number>`octet_length(state::text)`.as("bytes")])
     .executeTakeFirstOrThrow();
   return { state: row.state as JsonObject, bytes: Number(row.bytes) };
+}
+
+/**
+ * An append whose batch lost the database. Before a connection was had
+ * nothing was written; after, the commit may have happened with its answer
+ * lost. Either way the same event id makes a retry safe: a stored event is
+ * answered as a duplicate, not stored twice.
+ */
+function lostAppend(pending: PendingAppend, err: unknown): Unavailable {
+  return isConnectRefused(err)
+    ? new Unavailable("the database is unavailable; nothing was written; retry", false, { cause: err })
+    : new Unavailable(
+        `the database connection was lost while the append was being committed, so it may or may not be stored; retry with the same event id ("${pending.eventId}"): a stored event is answered as a duplicate`,
+        true,
+        { cause: err },
+      );
 }
 
 function settleNow<R>(f: () => R): Outcome<R> {
