@@ -55,6 +55,7 @@ export class StreamHub implements StoreObserver {
           events: () => this.feed.wake(),
           deleted: (pk) => this.feed.sessionDeleted(pk),
           reconnected: () => this.feed.resetAll(),
+          lost: () => database.health.suspect(),
         })
       : undefined;
   }
