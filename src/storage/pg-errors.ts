@@ -76,6 +76,12 @@ export function isConnectionLoss(err: unknown): boolean {
   return false;
 }
 
+// Failures of getting a connection at all: nothing was sent.
+const REFUSED_STATES = new Set<string>([PgCode.cannotConnectNow, PgCode.tooManyConnections, "08001", "08004"]);
+const REFUSED_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]);
+const REFUSED_MESSAGES =
+  /^(timeout exceeded when trying to connect|Connection terminated due to connection timeout|timeout expired|Cannot use a pool after calling end on the pool|PGlite is clos(ed|ing))$/;
+
 /**
  * Whether `err` happened before anything reached the database: no
  * connection could be had. A write that failed so was certainly not
@@ -84,19 +90,10 @@ export function isConnectionLoss(err: unknown): boolean {
 export function isConnectRefused(err: unknown): boolean {
   for (let e = err, depth = 0; typeof e === "object" && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const state = sqlState(e);
-    if (state === PgCode.cannotConnectNow || state === PgCode.tooManyConnections || state === "08001" || state === "08004") return true;
+    if (state !== undefined && REFUSED_STATES.has(state)) return true;
     const code = (e as { code?: unknown }).code;
-    if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EHOSTUNREACH" || code === "ENETUNREACH") {
-      return true;
-    }
-    if (
-      e instanceof Error &&
-      /^(timeout exceeded when trying to connect|Connection terminated due to connection timeout|Cannot use a pool after calling end on the pool|PGlite is clos(ed|ing))$/.test(
-        e.message,
-      )
-    ) {
-      return true;
-    }
+    if (typeof code === "string" && REFUSED_CODES.has(code)) return true;
+    if (e instanceof Error && REFUSED_MESSAGES.test(e.message)) return true;
   }
   return false;
 }

@@ -44,7 +44,8 @@ const USER = "sessionstore";
 
 export async function createCluster(binDir: string): Promise<PgCluster> {
   const owner = clusterOwner();
-  const root = mkdtempSync(join(tmpdir(), "sessionstore-pgcluster-"));
+  // As root, in /tmp: the cluster's user may not reach a TMPDIR under root's home.
+  const root = mkdtempSync(join(owner ? "/tmp" : tmpdir(), "sessionstore-pgcluster-"));
   if (owner) chownSync(root, owner.uid, owner.gid);
   const data = join(root, "data");
   const logFile = join(root, "server.log");
