@@ -149,9 +149,8 @@ describe.skipIf(!binDir && !required)("the server across database restarts and t
     const alive = () => {
       if (server.exitCode !== null || server.signalCode !== null) throw new Error(`the server died:\n${serverLog.slice(-4000)}`);
     };
-    /** After the database is back: a fresh append is acknowledged within RECOVERY_MS. */
-    const appendsWorkAgain = async (label: string) => {
-      const back = Date.now();
+    /** A fresh append is acknowledged within RECOVERY_MS of the database's return (`back`). */
+    const appendsWorkAgain = async (label: string, back: number) => {
       await appendUntilAcknowledged(sessions[0] as string, `probe-${label}`, back + RECOVERY_MS);
       expect(Date.now() - back, `appends worked again ${Date.now() - back} ms after ${label}`).toBeLessThanOrEqual(RECOVERY_MS);
     };
@@ -162,15 +161,16 @@ describe.skipIf(!binDir && !required)("the server across database restarts and t
       const before = acknowledged.size;
       if (fault === "terminate") {
         expect(await cluster.terminateBackends()).toBeGreaterThan(0);
+        await appendsWorkAgain(`${fault} #${i}`, Date.now());
       } else {
         await cluster.stop(fault);
         // While it is down the server says so, without a query per check.
         await waitFor("health reports NOT_SERVING", async () => (await serving()) === Serving.NOT_SERVING, 20_000, alive);
         alive();
         await cluster.start();
+        await appendsWorkAgain(`${fault} #${i}`, Date.now());
         await waitFor("health reports SERVING", async () => (await serving()) === Serving.SERVING, 20_000, alive);
       }
-      await appendsWorkAgain(`${fault} #${i}`);
       alive();
       await waitFor("writers make progress", () => acknowledged.size >= before + 50, 60_000, alive);
     }
@@ -227,6 +227,9 @@ describe.skipIf(!binDir && !required)("the server across database restarts and t
       for (const [sessionId, ids] of bySession) expect(ids).toEqual(stored.get(sessionId));
       if (tail.sessionId === undefined) expect(tail.events.length).toBe(all.length);
     }
+    // Resumption was exercised: tails meet the outages (through the feed's
+    // poll) and end UNAVAILABLE, rather than only riding through.
+    expect(tails.some((t) => t.resumes > 0)).toBe(true);
     expect(await serving()).toBe(Serving.SERVING);
     alive();
   });
