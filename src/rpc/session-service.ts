@@ -109,7 +109,6 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
         delta: splitState(delta),
         expectedRevision: req.expectedRevision,
       });
-      if (!result.duplicate) hub.appended();
       const rest = create(AppendEventResponseSchema, {
         revision: result.revision,
         lastUpdateTime: nsToTimestamp(result.updateTimeNs),

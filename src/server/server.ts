@@ -5,7 +5,11 @@ import type { AddressInfo } from "node:net";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { file_grpc_health_v1_health, Health } from "../../gen/ts/grpc/health/v1/health_pb.js";
+import {
+  file_grpc_health_v1_health,
+  Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { file_grpc_reflection_v1_reflection, ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
 import { file_sessionstore_v1_event } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { file_sessionstore_v1_session } from "../../gen/ts/sessionstore/v1/session_pb.js";
@@ -79,20 +83,15 @@ export async function startServer(config: Config, options: StartOptions): Promis
 
   const database =
     options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.poolSize }));
-  // The store tells the hub of deletions, the hub asks the store about
-  // expiry: each callback runs only once both exist.
-  const store = new SessionStore(database.db, {
-    policies,
-    logger,
-    onDeleted: (pk) => hub.deleted(pk),
-    appendBatches: config.appendBatches,
-  });
-  const hub: StreamHub = new StreamHub(database, logger, {
+  // The store reports what it commits to the hub; both take the retention
+  // cutoff from the policies.
+  const hub = new StreamHub(database, logger, {
     listenUrl: database.backend === "postgres" ? database.url : undefined,
     feedBatch: 500,
     feedPollMs: config.feedPollMs,
-    liveSince: (appName) => store.liveSince(appName),
+    retention: policies,
   });
+  const store = new SessionStore(database.db, { policies, logger, observer: hub, appendBatches: config.appendBatches });
   try {
     await hub.start();
   } catch (err) {
@@ -102,6 +101,15 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const sweeper = new Sweeper(store, policies, logger);
   sweeper.start(config.sweepIntervalMs);
   const health = new HealthRegistry([SessionService.typeName]);
+  // Health follows the database without querying it per check (see
+  // storage/database-health.ts).
+  const followDatabase = (reachable: boolean) => health.setAll(reachable ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+  followDatabase(database.health.reachable);
+  const unfollowDatabase = database.health.onChange((reachable) => {
+    if (reachable) logger.info("database reachable again: serving");
+    else logger.warn("database unreachable: not serving until it is back", { database: database.description });
+    followDatabase(reachable);
+  });
   const serviceNames = [SessionService.typeName, Health.typeName, ServerReflection.typeName];
 
   const shutdown = new AbortController();
@@ -157,6 +165,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
   } catch (err) {
     await sweeper.stop();
     await hub.close();
+    unfollowDatabase();
     if (!options.database) await database.close();
     throw err;
   }
@@ -194,6 +203,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       }
       await sweeper.stop();
       await hub.close();
+      unfollowDatabase();
       if (!options.database) await database.close();
       logger.info("stopped");
     })();

@@ -2,15 +2,16 @@ import { randomUUID } from "node:crypto";
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
-import { AlreadyExists, NotFound, OverLimit, Stale } from "../domain/outcomes.js";
+import { AlreadyExists, NotFound, OverLimit, Stale, Unavailable } from "../domain/outcomes.js";
 import { isEmpty, type ScopedState } from "../domain/state.js";
 import { nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { Logger } from "../log/logger.js";
 import { type Limits, PolicySet } from "../policy/app-policy.js";
 import { DELETED_CHANNEL } from "./channels.js";
 import { GroupCommit, type Outcome } from "./group-commit.js";
-import { sqlState } from "./pg-errors.js";
+import { isConnectionLoss, isConnectRefused, sqlState } from "./pg-errors.js";
 import type { Database } from "./schema.js";
+import { NO_OBSERVER, type StoreObserver } from "./store-observer.js";
 
 export interface SessionKey {
   appName: string;
@@ -96,8 +97,8 @@ export interface StoreOptions {
   /** Retention and size limits per app. */
   policies?: PolicySet;
   logger?: Logger;
-  /** Called after a session was deleted by this store (delete, erase, purge), with its primary key. */
-  onDeleted?: (sessionPk: bigint) => void;
+  /** Told of every committed append and deletion (the stream hub). */
+  observer?: StoreObserver;
   /**
    * Group-commit transactions of appends in flight at once (default 1).
    * One is fastest on few cores: batches then grow with the load, and each
@@ -110,7 +111,7 @@ export class SessionStore {
   readonly #db: Kysely<Database>;
   readonly #policies: PolicySet;
   readonly #logger: Logger | undefined;
-  readonly #onDeleted: (sessionPk: bigint) => void;
+  readonly #observer: StoreObserver;
   readonly #warned = new Map<string, number>();
   readonly #appends: GroupCommit<PendingAppend, AppendResult>;
 
@@ -118,7 +119,7 @@ export class SessionStore {
     this.#db = db;
     this.#policies = options.policies ?? new PolicySet();
     this.#logger = options.logger;
-    this.#onDeleted = options.onDeleted ?? (() => {});
+    this.#observer = options.observer ?? NO_OBSERVER;
     this.#appends = new GroupCommit((batch) => this.#appendBatch(batch), {
       maxBatches: options.appendBatches ?? 1,
       maxBatchSize: 128,
@@ -136,15 +137,6 @@ export class SessionStore {
 
   private get db(): Kysely<Database> {
     return this.#db;
-  }
-
-  /**
-   * Sessions last updated before this instant are expired: every read treats
-   * them as gone at once, whether or not the sweeper has deleted them yet.
-   */
-  liveSince(appName: string): bigint | undefined {
-    const ttl = this.#policies.for(appName).ttlSeconds;
-    return ttl === undefined ? undefined : nowNs() - BigInt(ttl) * 1_000_000_000n;
   }
 
   #limits(appName: string): Limits {
@@ -181,7 +173,7 @@ export class SessionStore {
   ): Promise<StoredSession> {
     const id = key.sessionId ?? randomUUID();
     const now = nowNs();
-    const cutoff = this.liveSince(key.appName);
+    const cutoff = this.#policies.liveSince(key.appName);
     const purged: bigint[] = [];
     const result = await this.db.transaction().execute(async (trx) => {
       if (cutoff !== undefined && key.sessionId !== undefined) {
@@ -233,12 +225,12 @@ export class SessionStore {
         updateTimeNs: now,
       };
     });
-    for (const pk of purged) this.#onDeleted(pk);
+    for (const pk of purged) this.#observer.deleted(pk);
     return result;
   }
 
   async getSession(key: SessionKey, window: EventWindow): Promise<{ session: StoredSession; events: StoredEvent[] } | undefined> {
-    const cutoff = this.liveSince(key.appName);
+    const cutoff = this.#policies.liveSince(key.appName);
     const row = await this.db
       .selectFrom("sessions as s")
       .leftJoin("app_states as a", "a.app_name", "s.app_name")
@@ -275,7 +267,7 @@ export class SessionStore {
       .leftJoin("user_states as u", (join) => join.onRef("u.app_name", "=", "s.app_name").onRef("u.user_id", "=", "s.user_id"))
       .select(["s.app_name", "s.user_id", "s.id", "s.state", "s.revision", "s.create_time_ns", "s.update_time_ns", "u.state as user_state"])
       .where("s.app_name", "=", q.appName);
-    const cutoff = this.liveSince(q.appName);
+    const cutoff = this.#policies.liveSince(q.appName);
     // Expired sessions are the oldest: the bound starts the index scan past them.
     if (cutoff !== undefined) query = query.where("s.update_time_ns", ">=", cutoff);
     if (q.userId !== undefined) {
@@ -307,7 +299,7 @@ export class SessionStore {
       )
       SELECT pk, pg_notify(${DELETED_CHANNEL}, pk::text)::text AS notified FROM d`.execute(this.db);
     const pk = rows[0]?.pk;
-    if (pk !== undefined) this.#onDeleted(pk);
+    if (pk !== undefined) this.#observer.deleted(pk);
     return pk;
   }
 
@@ -323,7 +315,7 @@ export class SessionStore {
       await trx.deleteFrom("user_states").where("app_name", "=", appName).where("user_id", "=", userId).execute();
       return rows;
     });
-    for (const row of deleted) this.#onDeleted(row.pk);
+    for (const row of deleted) this.#observer.deleted(row.pk);
     return { sessions: deleted.length, events: deleted.reduce((sum, r) => sum + r.revision, 0n) };
   }
 
@@ -346,13 +338,13 @@ export class SessionStore {
       ),
       d AS (DELETE FROM sessions s USING expired WHERE s.pk = expired.pk RETURNING s.pk)
       SELECT pk, pg_notify(${DELETED_CHANNEL}, pk::text)::text AS notified FROM d`.execute(this.db);
-    for (const row of rows) this.#onDeleted(row.pk);
+    for (const row of rows) this.#observer.deleted(row.pk);
     return rows.length;
   }
 
   /** The session's primary key, or undefined when it does not exist. */
   async sessionPk(key: SessionKey): Promise<bigint | undefined> {
-    const cutoff = this.liveSince(key.appName);
+    const cutoff = this.#policies.liveSince(key.appName);
     const row = await this.db
       .selectFrom("sessions")
       .select("pk")
@@ -395,6 +387,9 @@ export class SessionStore {
         const rest = batch.length > 1 ? await this.#appendBatch(batch.filter((_, i) => i !== refusedAt)) : [];
         return [...rest.slice(0, refusedAt), refused, ...rest.slice(refusedAt)];
       }
+      // The database went away: no use trying each one on its own now, and
+      // whether the batch committed is unknown unless no connection was had.
+      if (isConnectionLoss(error)) return batch.map((pending) => ({ ok: false, error: lostAppend(pending, error) }));
       if (batch.length === 1) return [{ ok: false, error }];
       // Anything else (a lost connection, a conflict): each append runs on
       // its own, in order, and gets its own answer.
@@ -431,13 +426,14 @@ export class SessionStore {
           ${batch.map((p) => p.eventId)}::text[], ${batch.map((p) => p.input.expectedRevision ?? null)}::bigint[],
           ${bodies}::bytea[],
           ${events.map((e) => (e.timestamp ? timestampToNs(e.timestamp) : null))}::bigint[],
-          ${nowNs()}::bigint, ${keys.map((k) => this.liveSince(k.appName) ?? null)}::bigint[],
+          ${nowNs()}::bigint, ${keys.map((k) => this.#policies.liveSince(k.appName) ?? null)}::bigint[],
           ${batch.map((p) => json(p.input.delta.session))}::jsonb[], ${batch.map((p) => json(p.input.delta.user))}::jsonb[],
           ${batch.map((p) => json(p.input.delta.app))}::jsonb[],
           ${limits.map((l) => BigInt(l.maxEventsPerSession))}::bigint[], ${limits.map((l) => l.maxEventBytes)}::int[],
           ${limits.map((l) => l.maxStateBytes)}::int[]
         )`.execute(this.db);
     if (rows.length !== batch.length) throw new Error(`append: ${rows.length} outcomes for ${batch.length} appends`);
+    if (rows.some((row) => row.o_outcome === "ok")) this.#observer.appended();
     return rows.map((row, i) =>
       settleNow(() => this.#outcome(batch[i] as PendingAppend, events[i] as Event, bodies[i] as Uint8Array, row)),
     );
@@ -565,6 +561,22 @@ async function writeAppState(
     .returning(["state", sql<number>`octet_length(state::text)`.as("bytes")])
     .executeTakeFirstOrThrow();
   return { state: row.state as JsonObject, bytes: Number(row.bytes) };
+}
+
+/**
+ * An append whose batch lost the database. Before a connection was had
+ * nothing was written; after, the commit may have happened with its answer
+ * lost. Either way the same event id makes a retry safe: a stored event is
+ * answered as a duplicate, not stored twice.
+ */
+function lostAppend(pending: PendingAppend, err: unknown): Unavailable {
+  return isConnectRefused(err)
+    ? new Unavailable("the database is unavailable; nothing was written; retry", false, { cause: err })
+    : new Unavailable(
+        `the database connection was lost while the append was being committed, so it may or may not be stored; retry with the same event id ("${pending.eventId}"): a stored event is answered as a duplicate`,
+        true,
+        { cause: err },
+      );
 }
 
 function settleNow<R>(f: () => R): Outcome<R> {
