@@ -16,7 +16,7 @@ import {
 import { mergeState, splitState, withoutTemp } from "../domain/state.js";
 import { nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { RedactorSet } from "../redact/redactor.js";
-import { notFound, type SessionKey, type SessionStore, type StoredSession } from "../storage/session-store.js";
+import { notFound, type SessionKey, type SessionStore, type StoredEvent, type StoredSession } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { asField, encodeWithStored, withEncoding } from "./encoded.js";
 import { checkEvent } from "./event-rules.js";
@@ -48,12 +48,19 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       if (req.numRecentEvents !== undefined && req.numRecentEvents < 0) throw invalid("num_recent_events must not be negative");
       // Clamped to what a stored time can be: before 1677 means "every event".
       const afterNs = req.afterTimestamp ? clampNs(timestampToNs(checkTimestamp("after_timestamp", req.afterTimestamp))) : undefined;
-      const found = await store.getSession(key, { numRecent: req.numRecentEvents, afterNs });
+      if (req.asOfSeq !== undefined && req.asOfSeq < 0n) throw invalid("as_of_seq must not be negative");
+      const window = { numRecent: req.numRecentEvents, afterNs };
+      const found: { session: StoredSession; events: StoredEvent[]; state?: JsonObject } | undefined =
+        req.asOfSeq === undefined ? await store.getSession(key, window) : await store.sessionAsOf(key, req.asOfSeq, window);
       if (!found) throw notFound(key);
       // Encoded as the session without its events, then each event's stored
       // bytes as an `events` field (a repeated field may come after the
       // others), the whole as the response's `session`: no event is encoded again.
       const session = toSession(found.session);
+      if (found.state && req.asOfSeq !== undefined) {
+        session.state = found.state;
+        session.revision = req.asOfSeq;
+      }
       const sessionBytes = encodeWithStored(
         SessionSchema,
         session,

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
-import { AlreadyExists, NotFound, OverLimit, Stale } from "../domain/outcomes.js";
-import { isEmpty, type ScopedState } from "../domain/state.js";
+import { AlreadyExists, Invalid, NotFound, OverLimit, Stale, Unsupported } from "../domain/outcomes.js";
+import { applyDelta, isEmpty, mergeState, type ScopedState } from "../domain/state.js";
 import { nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { Logger } from "../log/logger.js";
 import { type Limits, PolicySet } from "../policy/app-policy.js";
@@ -205,6 +205,8 @@ export class SessionStore {
           user_id: key.userId,
           id,
           state: JSON.stringify(initial.session),
+          // Kept apart for replay (sessionAsOf): the live state moves on.
+          initial_state: JSON.stringify(mergeState(initial.session, initial.app, initial.user)),
           create_time_ns: now,
           update_time_ns: now,
         })
@@ -267,6 +269,50 @@ export class SessionStore {
     const rows = await windowQuery(this.db, row.pk, row.revision, window).execute();
     if (window.numRecent !== undefined) rows.reverse();
     return { session, events: rows.map((r) => storedEvent(r.body)) };
+  }
+
+  /**
+   * The session as it was right after its event `asOfSeq` (0: as created):
+   * its create-time state folded with the deltas of events 1..asOfSeq, in
+   * seq order. One read of those events, so the cost grows with asOfSeq and
+   * not with the rest of the session. Scoped keys (`app:`, `user:`) are the
+   * ones this session wrote; what other sessions wrote to the shared scopes
+   * in between is not in any of this session's rows. The events returned are
+   * those of 1..asOfSeq within `window`.
+   */
+  async sessionAsOf(
+    key: SessionKey,
+    asOfSeq: bigint,
+    window: EventWindow,
+  ): Promise<{ session: StoredSession; state: JsonObject; events: StoredEvent[] } | undefined> {
+    const cutoff = this.liveSince(key.appName);
+    const row = await this.db
+      .selectFrom("sessions")
+      .select(["pk", "app_name", "user_id", "id", "state", "initial_state", "revision", "create_time_ns", "update_time_ns"])
+      .where("app_name", "=", key.appName)
+      .where("user_id", "=", key.userId)
+      .where("id", "=", key.sessionId)
+      .$if(cutoff !== undefined, (qb) => qb.where("update_time_ns", ">=", cutoff as bigint))
+      .executeTakeFirst();
+    if (!row) return undefined;
+    if (row.initial_state === null) {
+      throw new Unsupported(
+        `session "${key.sessionId}" was created before the store kept create-time state (migration 0005); its past states cannot be replayed`,
+      );
+    }
+    if (asOfSeq > row.revision) {
+      throw new Invalid(`as_of_seq ${asOfSeq} is past the session's last event (seq ${row.revision})`);
+    }
+    // Events up to a seq at or below the revision read above are committed
+    // and never change: no transaction is needed for a consistent fold.
+    const rows = asOfSeq === 0n ? [] : await replayQuery(this.db, row.pk, asOfSeq).execute();
+    // Fewer rows: the session was deleted (and maybe recreated) meanwhile.
+    if (BigInt(rows.length) !== asOfSeq) return undefined;
+    const state = applyDelta({}, row.initial_state as JsonObject);
+    const events = rows.map((r) => storedEvent(r.body));
+    for (const { event } of events) applyDelta(state, event.actions?.stateDelta);
+    const session = toStoredSession({ ...row, app_state: null, user_state: null });
+    return { session, state, events: inWindow(events, window) };
   }
 
   async listSessions(q: ListSessionsQuery): Promise<StoredSession[]> {
@@ -518,6 +564,18 @@ export function windowQuery(db: Kysely<Database>, sessionPk: bigint, revision: b
   let query = db.selectFrom("events").select("body").where("session_pk", "=", sessionPk).where("seq", "<=", revision);
   if (window.afterNs !== undefined) query = query.where("timestamp_ns", ">=", window.afterNs);
   return window.numRecent === undefined ? query.orderBy("seq", "asc") : query.orderBy("seq", "desc").limit(window.numRecent);
+}
+
+/** The events a replay to `asOfSeq` folds, in seq order: a range of the primary key. */
+export function replayQuery(db: Kysely<Database>, sessionPk: bigint, asOfSeq: bigint) {
+  return db.selectFrom("events").select("body").where("session_pk", "=", sessionPk).where("seq", "<=", asOfSeq).orderBy("seq", "asc");
+}
+
+/** The events of `window` among `events` (ascending), as windowQuery selects them. */
+function inWindow(events: StoredEvent[], window: EventWindow): StoredEvent[] {
+  const { afterNs, numRecent } = window;
+  const after = afterNs === undefined ? events : events.filter((e) => e.event.timestamp && timestampToNs(e.event.timestamp) >= afterNs);
+  return numRecent === undefined ? after : numRecent === 0 ? [] : after.slice(-numRecent);
 }
 
 // Creating a session writes its initial user and app states. `||` replaces
