@@ -75,14 +75,14 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       const appName = requireId("app_name", req.appName);
       const userId = req.userId === "" ? undefined : requireId("user_id", req.userId);
       const limit = pageSize("page_size", req.pageSize);
-      const listing = ["ListSessions", appName, userId ?? ""];
+      const listing = ["ListSessions", appName, userId ?? "", ...(req.newestFirst ? ["newest"] : [])];
       let after: { updateTimeNs: bigint; id: string; userId: string } | undefined;
       if (req.pageToken) {
         const t = decodeToken("page_token", req.pageToken, listing, ["t", "i", "u"] as const);
         after = { updateTimeNs: parseBigInt("page_token", t.t), id: t.i, userId: t.u };
       }
       // One extra row tells whether another page exists.
-      const rows = await store.listSessions({ appName, userId, limit: limit + 1, after });
+      const rows = await store.listSessions({ appName, userId, limit: limit + 1, after, newestFirst: req.newestFirst });
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       const nextPageToken =
@@ -186,7 +186,7 @@ function sessionKey(req: { appName: string; userId: string; sessionId: string })
 }
 
 /** A session as stored, without events (callers add them). */
-function toSession(stored: StoredSession): Session {
+export function toSession(stored: StoredSession): Session {
   const state: JsonObject = mergeState(stored.sessionState, stored.appState, stored.userState);
   return create(SessionSchema, {
     id: stored.id,

@@ -51,6 +51,8 @@ export interface ListSessionsQuery {
   limit: number;
   /** Keyset position: the last session of the previous page. */
   after?: { updateTimeNs: bigint; id: string; userId: string } | undefined;
+  /** Most recently updated first: the same order, backwards. */
+  newestFirst?: boolean | undefined;
 }
 
 export interface AppendInput {
@@ -324,14 +326,17 @@ export class SessionStore {
     const cutoff = this.liveSince(q.appName);
     // Expired sessions are the oldest: the bound starts the index scan past them.
     if (cutoff !== undefined) query = query.where("s.update_time_ns", ">=", cutoff);
+    // Newest first walks the same index backwards.
+    const dir = q.newestFirst ? "desc" : "asc";
+    const past = q.newestFirst ? sql`<` : sql`>`;
     if (q.userId !== undefined) {
-      query = query.where("s.user_id", "=", q.userId).orderBy("s.update_time_ns").orderBy("s.id");
-      if (q.after) query = query.where(sql<boolean>`(s.update_time_ns, s.id) > (${q.after.updateTimeNs}, ${q.after.id})`);
+      query = query.where("s.user_id", "=", q.userId).orderBy("s.update_time_ns", dir).orderBy("s.id", dir);
+      if (q.after) query = query.where(sql<boolean>`(s.update_time_ns, s.id) ${past} (${q.after.updateTimeNs}, ${q.after.id})`);
     } else {
-      query = query.orderBy("s.update_time_ns").orderBy("s.id").orderBy("s.user_id");
+      query = query.orderBy("s.update_time_ns", dir).orderBy("s.id", dir).orderBy("s.user_id", dir);
       if (q.after) {
         query = query.where(
-          sql<boolean>`(s.update_time_ns, s.id, s.user_id) > (${q.after.updateTimeNs}, ${q.after.id}, ${q.after.userId})`,
+          sql<boolean>`(s.update_time_ns, s.id, s.user_id) ${past} (${q.after.updateTimeNs}, ${q.after.id}, ${q.after.userId})`,
         );
       }
     }
@@ -687,7 +692,7 @@ function decodeEvent(body: Uint8Array): Event {
   return fromBinary(EventSchema, body);
 }
 
-function toStoredSession(row: {
+export function toStoredSession(row: {
   app_name: string;
   user_id: string;
   id: string;
