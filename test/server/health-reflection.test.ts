@@ -14,6 +14,7 @@ import {
   type ServerReflectionRequest,
   type ServerReflectionResponse,
 } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
+import { ConsoleService } from "../../gen/ts/sessionstore/v1/console_service_pb.js";
 import { file_sessionstore_v1_session_service, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract, expectCode } from "../support/contract.js";
 import { unique } from "../support/ids.js";
@@ -221,6 +222,7 @@ describeContract("grpc.reflection.v1", (t) => {
       expect(methods).toEqual(
         SessionService.methods
           .map((m) => `sessionstore.v1.SessionService/${m.name}`)
+          .concat(ConsoleService.methods.map((m) => `sessionstore.v1.ConsoleService/${m.name}`))
           .concat([
             "grpc.health.v1.Health/Check",
             "grpc.health.v1.Health/List",
