@@ -134,7 +134,12 @@ export const sessionView: View<SessionRoute> = (shell: Shell, route, root) => {
   let scrubTimer: ReturnType<typeof setTimeout> | undefined;
   scrub.addEventListener("input", () => {
     clearTimeout(scrubTimer);
-    scrubTimer = setTimeout(() => void showReplay(BigInt(scrub.value)), 60);
+    // Scrubbing to an event selects it: the timeline shows where the state is.
+    scrubTimer = setTimeout(() => {
+      const seq = BigInt(scrub.value);
+      if (seq > 0n) selectEvent(seq, true);
+      else void showReplay(0n);
+    }, 60);
   });
   const step = (by: bigint) => {
     const next = BigInt(scrub.value) + by;
@@ -149,7 +154,11 @@ export const sessionView: View<SessionRoute> = (shell: Shell, route, root) => {
     const index = model.indexOf(seq);
     if (index >= 0) {
       list.refresh(index);
-      if (scroll) list.scrollTo(index);
+      if (scroll) {
+        followBox.checked = false;
+        list.stickToBottom = false;
+        list.scrollTo(index);
+      }
       const event = model.events[index] as Event;
       replace(
         eventPanel,
