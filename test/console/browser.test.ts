@@ -39,7 +39,7 @@ interface PageGlobals {
 
 const text = (value: string) => ({ data: { case: "text" as const, value } });
 
-const secrets = { reader: "sst_reader-secret", admin: "sst_admin-secret" };
+const secrets = { reader: "sst_reader-secret", admin: "sst_admin-secret", ada: "sst_ada-secret" };
 
 describe.skipIf(!browserAvailable)("the web console in chromium", () => {
   let browser: Browser;
@@ -442,6 +442,7 @@ describe.skipIf(!browserAvailable)("the web console in chromium", () => {
           tokens: JSON.stringify([
             { name: "reader", sha256: hashToken(secrets.reader), apps: [app], readOnly: true },
             { name: "admin", sha256: hashToken(secrets.admin), apps: [app] },
+            { name: "ada", sha256: hashToken(secrets.ada), apps: [app], user: "ada" },
           ]),
         }),
         { logger: silentLogger, database },
@@ -487,6 +488,19 @@ describe.skipIf(!browserAvailable)("the web console in chromium", () => {
       await fresh?.goto(`${secured.url}/`);
       await fresh?.locator("input#token").waitFor();
       await other?.close();
+      await context.close();
+    });
+
+    it("gives a token limited to one user that user's sessions and feed", async () => {
+      const { page, context, errors } = await signIn(secrets.ada);
+      await expect.poll(() => page.locator("[data-testid=grant]").textContent()).toContain("user ada only");
+      await page.goto(`${secured.url}/#/apps/${app}`);
+      const rows = page.locator("tbody tr[data-session]");
+      await expect.poll(() => rows.count()).toBe(1);
+      expect(await rows.first().getAttribute("data-user")).toBe("ada");
+      await page.goto(`${secured.url}/#/apps/${app}/live`);
+      await expect.poll(() => page.locator(".live-badge").getAttribute("data-status")).toBe("live");
+      expect(errors).toEqual([]);
       await context.close();
     });
 

@@ -15,7 +15,9 @@ export const liveView: View<{ view: "live"; app: string; user?: string | undefin
   route,
   root,
 ) => {
-  const { app, user } = route;
+  const { app } = route;
+  // A token limited to one user may tail only that user's sessions.
+  const user = route.user ?? (shell.grant.userId || undefined);
   const badge = statusBadge();
   let author = route.author ?? "";
   let all: StreamedEvent[] = [];

@@ -14,7 +14,9 @@ export const sessionsView: View<{ view: "app"; app: string; user?: string | unde
   route,
   root,
 ) => {
-  const { app, user, find } = route;
+  const { app, find } = route;
+  // A token limited to one user may list only that user's sessions.
+  const user = route.user ?? (shell.grant.userId || undefined);
   const body = h("tbody", {});
   const pager = h("div", { class: "pager" });
   const status = h("div", { class: "status", role: "status" });
