@@ -18,7 +18,7 @@ type Response = Parameters<ReturnType<typeof connectNodeAdapter>>[1];
  */
 export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; " +
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; connect-src 'self'; " +
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
