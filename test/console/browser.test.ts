@@ -226,6 +226,13 @@ describe.skipIf(!browserAvailable)("the web console in chromium", () => {
     await expect.poll(() => label.textContent()).toBe("state after event 2 of 6");
     await expect.poll(shown).toEqual(foldAt(2));
     expect(page.url()).toContain(sessionPath(conv, 2));
+    // And from the keyboard.
+    await page.keyboard.press("j");
+    await expect.poll(() => label.textContent()).toBe("state after event 3 of 6");
+    await page.keyboard.press("k");
+    await expect.poll(() => label.textContent()).toBe("state after event 2 of 6");
+    await page.keyboard.press("o");
+    await page.locator(".event[data-seq='2'] pre.args").waitFor();
     await screenshot(page, "replay-desktop");
     // The deep link opens on that event.
     const linked = await open(sessionPath(conv, 5));

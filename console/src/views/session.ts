@@ -232,6 +232,7 @@ export const sessionView: View<SessionRoute> = (shell: Shell, route, root) => {
         h("h1", { class: "mono" }, route.session),
         badge.element,
         h("label", { class: "follow", for: "follow" }, followBox, " follow"),
+        h("span", { class: "muted small keys" }, "keys: j/k next/previous, o fold, f follow"),
         canWrite(shell.grant, route.app, route.user)
           ? h("button", { class: "button danger", "data-action": "delete-session", on: { click: () => void del() } }, "Delete session…")
           : null,
@@ -265,6 +266,22 @@ export const sessionView: View<SessionRoute> = (shell: Shell, route, root) => {
       ),
     ),
   );
+
+  // Keys for reading a long session: j/k next/previous event, o fold or
+  // unfold the selected one, f follow.
+  const onKey = (e: KeyboardEvent) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || (e.target as Element).closest("input, textarea, select, dialog")) return;
+    const at = selected ?? model.lastSeq;
+    if (e.key === "j" && at < model.lastSeq) selectEvent(at + 1n, true);
+    else if (e.key === "k" && at > 1n) selectEvent(at - 1n, true);
+    else if (e.key === "o" && selected !== undefined) ctx.toggle(selected);
+    else if (e.key === "f") {
+      followBox.checked = !followBox.checked;
+      followBox.dispatchEvent(new Event("change"));
+    } else return;
+    e.preventDefault();
+  };
+  document.addEventListener("keydown", onKey);
 
   const load = async () => {
     status.textContent = "loading…";
@@ -325,6 +342,7 @@ export const sessionView: View<SessionRoute> = (shell: Shell, route, root) => {
 
   return () => {
     disposed = true;
+    document.removeEventListener("keydown", onKey);
     tail?.stop();
     clearTimeout(scrubTimer);
   };
