@@ -16,7 +16,7 @@ import {
 import { mergeState, splitState, withoutTemp } from "../domain/state.js";
 import { nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { RedactorSet } from "../redact/redactor.js";
-import { notFound, type SessionKey, type SessionStore, type StoredSession } from "../storage/session-store.js";
+import { notFound, type SessionKey, type SessionStore, type StoredEvent, type StoredSession } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { asField, encodeWithStored, withEncoding } from "./encoded.js";
 import { checkEvent } from "./event-rules.js";
@@ -48,12 +48,19 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       if (req.numRecentEvents !== undefined && req.numRecentEvents < 0) throw invalid("num_recent_events must not be negative");
       // Clamped to what a stored time can be: before 1677 means "every event".
       const afterNs = req.afterTimestamp ? clampNs(timestampToNs(checkTimestamp("after_timestamp", req.afterTimestamp))) : undefined;
-      const found = await store.getSession(key, { numRecent: req.numRecentEvents, afterNs });
+      if (req.asOfSeq !== undefined && req.asOfSeq < 0n) throw invalid("as_of_seq must not be negative");
+      const window = { numRecent: req.numRecentEvents, afterNs };
+      const found: { session: StoredSession; events: StoredEvent[]; state?: JsonObject } | undefined =
+        req.asOfSeq === undefined ? await store.getSession(key, window) : await store.sessionAsOf(key, req.asOfSeq, window);
       if (!found) throw notFound(key);
       // Encoded as the session without its events, then each event's stored
       // bytes as an `events` field (a repeated field may come after the
       // others), the whole as the response's `session`: no event is encoded again.
       const session = toSession(found.session);
+      if (found.state && req.asOfSeq !== undefined) {
+        session.state = found.state;
+        session.revision = req.asOfSeq;
+      }
       const sessionBytes = encodeWithStored(
         SessionSchema,
         session,
@@ -68,14 +75,14 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       const appName = requireId("app_name", req.appName);
       const userId = req.userId === "" ? undefined : requireId("user_id", req.userId);
       const limit = pageSize("page_size", req.pageSize);
-      const listing = ["ListSessions", appName, userId ?? ""];
+      const listing = ["ListSessions", appName, userId ?? "", ...(req.newestFirst ? ["newest"] : [])];
       let after: { updateTimeNs: bigint; id: string; userId: string } | undefined;
       if (req.pageToken) {
         const t = decodeToken("page_token", req.pageToken, listing, ["t", "i", "u"] as const);
         after = { updateTimeNs: parseBigInt("page_token", t.t), id: t.i, userId: t.u };
       }
       // One extra row tells whether another page exists.
-      const rows = await store.listSessions({ appName, userId, limit: limit + 1, after });
+      const rows = await store.listSessions({ appName, userId, limit: limit + 1, after, newestFirst: req.newestFirst });
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       const nextPageToken =
@@ -178,7 +185,7 @@ function sessionKey(req: { appName: string; userId: string; sessionId: string })
 }
 
 /** A session as stored, without events (callers add them). */
-function toSession(stored: StoredSession): Session {
+export function toSession(stored: StoredSession): Session {
   const state: JsonObject = mergeState(stored.sessionState, stored.appState, stored.userState);
   return create(SessionSchema, {
     id: stored.id,

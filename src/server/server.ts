@@ -11,21 +11,25 @@ import {
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { file_grpc_reflection_v1_reflection, ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
+import { ConsoleService, file_sessionstore_v1_console_service } from "../../gen/ts/sessionstore/v1/console_service_pb.js";
 import { file_sessionstore_v1_event } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { file_sessionstore_v1_session } from "../../gen/ts/sessionstore/v1/session_pb.js";
 import { file_sessionstore_v1_session_service, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { authInterceptor } from "../auth/authorize.js";
 import { loadTokens } from "../auth/tokens.js";
 import type { Config } from "../config/config.js";
+import { consoleAssets } from "../console/assets.js";
 import { HealthRegistry, healthServiceImpl } from "../health/health-service.js";
 import type { Logger } from "../log/logger.js";
 import { loadPolicy } from "../policy/app-policy.js";
 import { RedactorSet } from "../redact/redactor.js";
 import { reflectionServiceImpl } from "../reflection/reflection-service.js";
 import { Sweeper } from "../retention/sweeper.js";
+import { consoleServiceImpl } from "../rpc/console-service.js";
 import { errorInterceptor } from "../rpc/errors.js";
 import { reclassifyParseErrors } from "../rpc/parse-errors.js";
 import { sessionServiceImpl } from "../rpc/session-service.js";
+import { ConsoleQueries } from "../storage/console-queries.js";
 import { type OpenDatabase, openDatabase } from "../storage/database.js";
 import { SessionStore } from "../storage/session-store.js";
 import { StreamHub } from "../stream/hub.js";
@@ -62,6 +66,7 @@ const files = [
   file_sessionstore_v1_event,
   file_sessionstore_v1_session,
   file_sessionstore_v1_session_service,
+  file_sessionstore_v1_console_service,
   file_grpc_health_v1_health,
   file_grpc_reflection_v1_reflection,
 ];
@@ -110,7 +115,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     else logger.warn("database unreachable: not serving until it is back", { database: database.description });
     followDatabase(reachable);
   });
-  const serviceNames = [SessionService.typeName, Health.typeName, ServerReflection.typeName];
+  const serviceNames = [SessionService.typeName, ConsoleService.typeName, Health.typeName, ServerReflection.typeName];
 
   const shutdown = new AbortController();
   // Connect links every in-flight call to this signal: a thousand open tails
@@ -126,6 +131,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
         streams: { defaultHeartbeatMs: config.heartbeatMs, tailCapacity: config.tailBuffer, readBatch: 500 },
       }),
     ),
+    serviceRoute(ConsoleService, consoleServiceImpl(new ConsoleQueries(database.db, store))),
     serviceRoute(Health, healthServiceImpl(health)),
     serviceRoute(ServerReflection, reflectionServiceImpl(files, serviceNames)),
   ];
@@ -148,8 +154,11 @@ export async function startServer(config: Config, options: StartOptions): Promis
     shutdownSignal: shutdown.signal,
     logger,
   });
+  // The web console's files at `/` (GET); every RPC is a POST to a service path.
+  const page = consoleAssets(logger);
   const handler: typeof connect = (req, res) => {
     if (req.httpVersionMajor === 2 && grpc(req as Http2ServerRequest, res as Http2ServerResponse)) return;
+    if (page(req, res)) return;
     connect(req, res);
   };
 

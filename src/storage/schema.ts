@@ -13,6 +13,8 @@ export interface SessionsTable {
   revision: ColumnType<bigint, bigint | undefined, bigint>;
   create_time_ns: ColumnType<bigint, bigint, never>;
   update_time_ns: bigint;
+  /** The create-time state, prefixed keys as given; null for sessions created before migration 0005. */
+  initial_state: ColumnType<JsonRecord | null, string | undefined, never>;
 }
 
 export interface EventsTable {

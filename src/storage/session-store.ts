@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
-import { AlreadyExists, NotFound, OverLimit, Stale, Unavailable } from "../domain/outcomes.js";
-import { isEmpty, type ScopedState } from "../domain/state.js";
+import { AlreadyExists, Invalid, NotFound, OverLimit, Stale, Unavailable, Unsupported } from "../domain/outcomes.js";
+import { applyDelta, isEmpty, mergeState, type ScopedState } from "../domain/state.js";
 import { nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { Logger } from "../log/logger.js";
 import { type Limits, PolicySet } from "../policy/app-policy.js";
@@ -52,6 +52,8 @@ export interface ListSessionsQuery {
   limit: number;
   /** Keyset position: the last session of the previous page. */
   after?: { updateTimeNs: bigint; id: string; userId: string } | undefined;
+  /** Most recently updated first: the same order, backwards. */
+  newestFirst?: boolean | undefined;
 }
 
 export interface AppendInput {
@@ -139,6 +141,11 @@ export class SessionStore {
     return this.#db;
   }
 
+  /** The apps' policies; their `liveSince` is the one retention cutoff. */
+  get policies(): PolicySet {
+    return this.#policies;
+  }
+
   #limits(appName: string): Limits {
     return this.#policies.for(appName).limits;
   }
@@ -197,6 +204,8 @@ export class SessionStore {
           user_id: key.userId,
           id,
           state: JSON.stringify(initial.session),
+          // Kept apart for replay (sessionAsOf): the live state moves on.
+          initial_state: JSON.stringify(mergeState(initial.session, initial.app, initial.user)),
           create_time_ns: now,
           update_time_ns: now,
         })
@@ -261,6 +270,50 @@ export class SessionStore {
     return { session, events: rows.map((r) => storedEvent(r.body)) };
   }
 
+  /**
+   * The session as it was right after its event `asOfSeq` (0: as created):
+   * its create-time state folded with the deltas of events 1..asOfSeq, in
+   * seq order. One read of those events, so the cost grows with asOfSeq and
+   * not with the rest of the session. Scoped keys (`app:`, `user:`) are the
+   * ones this session wrote; what other sessions wrote to the shared scopes
+   * in between is not in any of this session's rows. The events returned are
+   * those of 1..asOfSeq within `window`.
+   */
+  async sessionAsOf(
+    key: SessionKey,
+    asOfSeq: bigint,
+    window: EventWindow,
+  ): Promise<{ session: StoredSession; state: JsonObject; events: StoredEvent[] } | undefined> {
+    const cutoff = this.#policies.liveSince(key.appName);
+    const row = await this.db
+      .selectFrom("sessions")
+      .select(["pk", "app_name", "user_id", "id", "state", "initial_state", "revision", "create_time_ns", "update_time_ns"])
+      .where("app_name", "=", key.appName)
+      .where("user_id", "=", key.userId)
+      .where("id", "=", key.sessionId)
+      .$if(cutoff !== undefined, (qb) => qb.where("update_time_ns", ">=", cutoff as bigint))
+      .executeTakeFirst();
+    if (!row) return undefined;
+    if (row.initial_state === null) {
+      throw new Unsupported(
+        `session "${key.sessionId}" was created before the store kept create-time state (migration 0005); its past states cannot be replayed`,
+      );
+    }
+    if (asOfSeq > row.revision) {
+      throw new Invalid(`as_of_seq ${asOfSeq} is past the session's last event (seq ${row.revision})`);
+    }
+    // Events up to a seq at or below the revision read above are committed
+    // and never change: no transaction is needed for a consistent fold.
+    const rows = asOfSeq === 0n ? [] : await replayQuery(this.db, row.pk, asOfSeq).execute();
+    // Fewer rows: the session was deleted (and maybe recreated) meanwhile.
+    if (BigInt(rows.length) !== asOfSeq) return undefined;
+    const state = applyDelta({}, row.initial_state as JsonObject);
+    const events = rows.map((r) => storedEvent(r.body));
+    for (const { event } of events) applyDelta(state, event.actions?.stateDelta);
+    const session = toStoredSession({ ...row, app_state: null, user_state: null });
+    return { session, state, events: inWindow(events, window) };
+  }
+
   async listSessions(q: ListSessionsQuery): Promise<StoredSession[]> {
     let query = this.db
       .selectFrom("sessions as s")
@@ -270,14 +323,17 @@ export class SessionStore {
     const cutoff = this.#policies.liveSince(q.appName);
     // Expired sessions are the oldest: the bound starts the index scan past them.
     if (cutoff !== undefined) query = query.where("s.update_time_ns", ">=", cutoff);
+    // Newest first walks the same index backwards.
+    const dir = q.newestFirst ? "desc" : "asc";
+    const past = q.newestFirst ? sql`<` : sql`>`;
     if (q.userId !== undefined) {
-      query = query.where("s.user_id", "=", q.userId).orderBy("s.update_time_ns").orderBy("s.id");
-      if (q.after) query = query.where(sql<boolean>`(s.update_time_ns, s.id) > (${q.after.updateTimeNs}, ${q.after.id})`);
+      query = query.where("s.user_id", "=", q.userId).orderBy("s.update_time_ns", dir).orderBy("s.id", dir);
+      if (q.after) query = query.where(sql<boolean>`(s.update_time_ns, s.id) ${past} (${q.after.updateTimeNs}, ${q.after.id})`);
     } else {
-      query = query.orderBy("s.update_time_ns").orderBy("s.id").orderBy("s.user_id");
+      query = query.orderBy("s.update_time_ns", dir).orderBy("s.id", dir).orderBy("s.user_id", dir);
       if (q.after) {
         query = query.where(
-          sql<boolean>`(s.update_time_ns, s.id, s.user_id) > (${q.after.updateTimeNs}, ${q.after.id}, ${q.after.userId})`,
+          sql<boolean>`(s.update_time_ns, s.id, s.user_id) ${past} (${q.after.updateTimeNs}, ${q.after.id}, ${q.after.userId})`,
         );
       }
     }
@@ -516,6 +572,18 @@ export function windowQuery(db: Kysely<Database>, sessionPk: bigint, revision: b
   return window.numRecent === undefined ? query.orderBy("seq", "asc") : query.orderBy("seq", "desc").limit(window.numRecent);
 }
 
+/** The events a replay to `asOfSeq` folds, in seq order: a range of the primary key. */
+export function replayQuery(db: Kysely<Database>, sessionPk: bigint, asOfSeq: bigint) {
+  return db.selectFrom("events").select("body").where("session_pk", "=", sessionPk).where("seq", "<=", asOfSeq).orderBy("seq", "asc");
+}
+
+/** The events of `window` among `events` (ascending), as windowQuery selects them. */
+function inWindow(events: StoredEvent[], window: EventWindow): StoredEvent[] {
+  const { afterNs, numRecent } = window;
+  const after = afterNs === undefined ? events : events.filter((e) => e.event.timestamp && timestampToNs(e.event.timestamp) >= afterNs);
+  return numRecent === undefined ? after : numRecent === 0 ? [] : after.slice(-numRecent);
+}
+
 // Creating a session writes its initial user and app states. `||` replaces
 // whole top-level values and keeps JSON null: ADK's delta rules (appends
 // apply them in sessionstore_append). ON CONFLICT makes the first write of a
@@ -641,7 +709,7 @@ function decodeEvent(body: Uint8Array): Event {
   return fromBinary(EventSchema, body);
 }
 
-function toStoredSession(row: {
+export function toStoredSession(row: {
   app_name: string;
   user_id: string;
   id: string;

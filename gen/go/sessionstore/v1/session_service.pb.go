@@ -199,8 +199,17 @@ type GetSessionRequest struct {
 	NumRecentEvents *int32 `protobuf:"varint,4,opt,name=num_recent_events,json=numRecentEvents,proto3,oneof" json:"num_recent_events,omitempty"`
 	// Only events at or after this time (inclusive).
 	AfterTimestamp *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=after_timestamp,json=afterTimestamp,proto3" json:"after_timestamp,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// When set, the session as it was right after its event with this seq (0:
+	// as created): `state` is the create-time state folded with the state
+	// deltas of events 1..as_of_seq, `revision` is as_of_seq, and `events` are
+	// taken from events 1..as_of_seq (the window above still applies). `app:`
+	// and `user:` keys are those this session itself set (at creation or in its
+	// events), not writes by other sessions. INVALID_ARGUMENT past the last
+	// event; FAILED_PRECONDITION for sessions created before the server kept
+	// create-time state.
+	AsOfSeq       *int64 `protobuf:"varint,6,opt,name=as_of_seq,json=asOfSeq,proto3,oneof" json:"as_of_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionRequest) Reset() {
@@ -268,6 +277,13 @@ func (x *GetSessionRequest) GetAfterTimestamp() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *GetSessionRequest) GetAsOfSeq() int64 {
+	if x != nil && x.AsOfSeq != nil {
+		return *x.AsOfSeq
+	}
+	return 0
+}
+
 type GetSessionResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Session       *Session               `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
@@ -320,7 +336,9 @@ type ListSessionsRequest struct {
 	// 0 means the default (100); at most 1000.
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// `next_page_token` of the previous page.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Most recently updated first (and by id descending) instead of oldest first.
+	NewestFirst   bool `protobuf:"varint,5,opt,name=newest_first,json=newestFirst,proto3" json:"newest_first,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -383,9 +401,16 @@ func (x *ListSessionsRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListSessionsRequest) GetNewestFirst() bool {
+	if x != nil {
+		return x.NewestFirst
+	}
+	return false
+}
+
 type ListSessionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Ordered by last_update_time, then id; no events.
+	// Ordered by last_update_time, then id (backwards with newest_first); no events.
 	Sessions []*Session `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
 	// Empty on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
@@ -1461,23 +1486,27 @@ const file_sessionstore_v1_session_service_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05stateB\r\n" +
 	"\v_session_id\"K\n" +
 	"\x15CreateSessionResponse\x122\n" +
-	"\asession\x18\x01 \x01(\v2\x18.sessionstore.v1.SessionR\asession\"\xf2\x01\n" +
+	"\asession\x18\x01 \x01(\v2\x18.sessionstore.v1.SessionR\asession\"\xa1\x02\n" +
 	"\x11GetSessionRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x03 \x01(\tR\tsessionId\x12/\n" +
 	"\x11num_recent_events\x18\x04 \x01(\x05H\x00R\x0fnumRecentEvents\x88\x01\x01\x12C\n" +
-	"\x0fafter_timestamp\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0eafterTimestampB\x14\n" +
-	"\x12_num_recent_events\"H\n" +
+	"\x0fafter_timestamp\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0eafterTimestamp\x12\x1f\n" +
+	"\tas_of_seq\x18\x06 \x01(\x03H\x01R\aasOfSeq\x88\x01\x01B\x14\n" +
+	"\x12_num_recent_eventsB\f\n" +
+	"\n" +
+	"_as_of_seq\"H\n" +
 	"\x12GetSessionResponse\x122\n" +
-	"\asession\x18\x01 \x01(\v2\x18.sessionstore.v1.SessionR\asession\"\x85\x01\n" +
+	"\asession\x18\x01 \x01(\v2\x18.sessionstore.v1.SessionR\asession\"\xa8\x01\n" +
 	"\x13ListSessionsRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"t\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12!\n" +
+	"\fnewest_first\x18\x05 \x01(\bR\vnewestFirst\"t\n" +
 	"\x14ListSessionsResponse\x124\n" +
 	"\bsessions\x18\x01 \x03(\v2\x18.sessionstore.v1.SessionR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"i\n" +
