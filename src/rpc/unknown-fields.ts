@@ -48,7 +48,7 @@ function walk(desc: DescMessage, msg: Reflected, path: string): void {
       if (!JSON_TYPES.has(field.message.typeName)) walk(field.message, value as Reflected, at);
     } else if (field.fieldKind === "list") {
       if (field.listKind === "message" && !JSON_TYPES.has(field.message.typeName)) {
-        (value as Reflected[]).forEach((item, i) => walk(field.message, item, `${at}[${i}]`));
+        for (const [i, item] of (value as Reflected[]).entries()) walk(field.message, item, `${at}[${i}]`);
       }
     } else if (field.mapKind === "message" && !JSON_TYPES.has(field.message.typeName)) {
       for (const [k, item] of Object.entries(value as Record<string, Reflected>)) walk(field.message, item, `${at}[${JSON.stringify(k)}]`);
