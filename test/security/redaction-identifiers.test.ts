@@ -30,7 +30,7 @@ function changedStrings(sent: unknown, got: unknown, path: string, out: string[]
   } else if (Array.isArray(sent)) {
     if (!Array.isArray(got) || got.length !== sent.length)
       out.push(`${path}: array of ${sent.length} came back as ${JSON.stringify(got)?.slice(0, 80)}`);
-    else sent.forEach((v, i) => changedStrings(v, got[i], `${path}[${i}]`, out));
+    else for (const [i, v] of sent.entries()) changedStrings(v, got[i], `${path}[${i}]`, out);
   } else if (sent !== null && typeof sent === "object") {
     if (got === null || typeof got !== "object") out.push(`${path}: object came back as ${String(got)}`);
     else for (const [k, v] of Object.entries(sent)) changedStrings(v, (got as Record<string, unknown>)[k], `${path}.${k}`, out);
