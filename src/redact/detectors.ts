@@ -135,7 +135,9 @@ export const BUILT_IN: Record<DetectorName, Detector> = {
   phone: {
     name: "phone",
     mark: "[PHONE]",
-    pattern: wholeToken(String.raw`(?<!\+)(?:\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}|\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4})`),
+    // A group in parentheses is closed in the match, so "(+41 44 668 18 00)"
+    // keeps its own closing parenthesis.
+    pattern: wholeToken(String.raw`(?<!\+)(?:\+\d{1,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,4})){2,5}|(?:\(\d{3}\)|\d{3})[ .-]\d{3}[ .-]\d{4})`),
     valid: (m) => {
       const d = digits(m);
       return m.startsWith("+") ? d.length >= 8 && d.length <= 15 : d.length === 10;

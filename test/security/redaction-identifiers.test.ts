@@ -61,6 +61,10 @@ describe("the built-in detectors on identifiers", () => {
       `${id} card [CARD], ${id}: [PHONE] (${id})`,
     );
     expect(redactor.redactString(`${id}/a@example.com/${id}`)).toBe(`${id}/[EMAIL]/${id}`);
+    // Parentheses around a number stay around its mark.
+    expect(redactor.redactString("(+41 44 668 18 00) or +1 (415) 555-0134.")).toBe("([PHONE]) or [PHONE].");
+    // Glued to an identifier by "_" or "-": part of that identifier, left alone.
+    expect(redactor.redactString("card_4111111111111111 4111111111111111-exp")).toBe("card_4111111111111111 4111111111111111-exp");
   });
 });
 
