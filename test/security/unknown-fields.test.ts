@@ -26,7 +26,8 @@ import { TailRecorder } from "../support/tail.js";
 // used to be kept by the protobuf runtime, stored in the event's bytes and
 // served back, past redaction. Every message an event holds is now refused
 // with INVALID_ARGUMENT naming the field and its place, on the gRPC fast
-// path, on Connect's gRPC path and over the Connect protocol alike; inside
+// path, on Connect's gRPC path, over gRPC-Web and over the Connect protocol
+// alike; inside
 // google.protobuf.Struct and Value the runtime drops unknown fields while
 // decoding, and requests' own unknown fields are ignored, as protobuf does.
 // Whatever is accepted, no byte of an unknown field is stored or streamed.
@@ -156,6 +157,25 @@ describeContract("unknown protobuf fields never reach storage", (t) => {
         }
         const err = (await res.json()) as { code: string; message: string };
         return { status: err.code === "invalid_argument" ? "3" : err.code, message: err.message };
+      },
+    },
+    {
+      name: "gRPC-Web, binary, HTTP/1.1",
+      send: async (method, body) => {
+        const res = await fetch(`${t().server.url}${SERVICE}/${method}`, {
+          method: "POST",
+          headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" },
+          body: envelope(body),
+        });
+        const bytes = Buffer.from(await res.arrayBuffer());
+        // A trailers-only answer has its status in the headers; otherwise it is the last frame (flag 0x80).
+        let trailers = `grpc-status: ${res.headers.get("grpc-status") ?? ""}\r\ngrpc-message: ${res.headers.get("grpc-message") ?? ""}`;
+        for (let at = 0; at + 5 <= bytes.length; at += 5 + bytes.readUInt32BE(at + 1)) {
+          if ((bytes[at] as number) & 0x80) trailers = bytes.subarray(at + 5, at + 5 + bytes.readUInt32BE(at + 1)).toString();
+        }
+        const value = (name: string) =>
+          /^([^:]+):\s*(.*)$/.exec(trailers.split("\r\n").find((l) => l.toLowerCase().startsWith(`${name}:`)) ?? "")?.[2] ?? "";
+        return { status: value("grpc-status"), message: decodeURIComponent(value("grpc-message")) };
       },
     },
   ];
