@@ -28,8 +28,8 @@ const digits = (s: string) => s.replace(/\D/g, "");
 export const IDENTIFIER_CHAR = "[A-Za-z0-9_-]";
 
 /** `source` as a whole-token pattern: neither preceded nor followed by an identifier character. */
-export function wholeToken(source: string, flags = "g"): RegExp {
-  return new RegExp(`(?<!${IDENTIFIER_CHAR})(?:${source})(?!${IDENTIFIER_CHAR})`, flags);
+export function wholeToken(source: string): RegExp {
+  return new RegExp(`(?<!${IDENTIFIER_CHAR})(?:${source})(?!${IDENTIFIER_CHAR})`, "g");
 }
 
 /** `word` matching in any letter case, for key names in an otherwise case-sensitive pattern. */
