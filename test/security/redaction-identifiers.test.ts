@@ -116,6 +116,7 @@ function eventWith(ids: Identifier[], n: number): Event {
 }
 
 describeContract("redaction leaves identifiers alone, through the server", (t) => {
+  // 100,000 identifiers per store: a generous time bound, not a measure, so that a loaded machine does not fail it.
   it(`stores and serves ${COUNT} identifiers unchanged: text, function args and responses, state deltas, initial state`, async () => {
     const ids = generate(COUNT);
     const appName = unique("fp");
@@ -175,5 +176,5 @@ describeContract("redaction leaves identifiers alone, through the server", (t) =
 
     console.log(`redaction identifiers: ${placed} identifiers through the server, ${changed.length} changed`);
     expect(changed.slice(0, 20), `${changed.length} strings changed`).toEqual([]);
-  });
+  }, 300_000);
 });
