@@ -55,8 +55,9 @@ export interface ConnectionTimeouts {
  *   a request's headers are complete: `headersMs`; then until its body has
  *   arrived: `requestMs`. A response may take as long as it takes (a tail);
  * - HTTP/2, while no stream is open: `idleMs`, after which the session is
- *   closed with GOAWAY (gRPC clients reconnect by themselves). An open stream,
- *   such as a tail with its heartbeats, keeps its connection.
+ *   closed with GOAWAY (gRPC clients reconnect by themselves); each stream's
+ *   request body: `requestMs`. An open stream whose request has arrived, such
+ *   as a tail with its heartbeats, keeps its connection.
  */
 export function createListener(handler: Handler, maxMessageBytes: number, timeouts: ConnectionTimeouts, tlsFiles?: TlsFiles): Listener {
   let activeRequests = 0;
@@ -137,7 +138,13 @@ export function createListener(handler: Handler, maxMessageBytes: number, timeou
     session.on("stream", (stream) => {
       streams++;
       disarm(session);
+      // As for HTTP/1.1: the request has `requestMs` to arrive whole (every
+      // handler reads it to its end); a stream that withholds it is reset.
+      const body = setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), timeouts.requestMs);
+      body.unref();
+      stream.once("end", () => clearTimeout(body));
       stream.once("close", () => {
+        clearTimeout(body);
         streams--;
         if (streams === 0 && !session.closed && !session.destroyed) idle();
       });

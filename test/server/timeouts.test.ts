@@ -7,7 +7,7 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GetUserStateRequestSchema, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { pgliteBackend } from "../support/backends.js";
-import { envelope, rawCall, SERVICE } from "../support/raw-grpc.js";
+import { envelope, RawCall, rawCall, SERVICE, VIA_CONNECT } from "../support/raw-grpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 // A client must not hold a connection without asking anything: one that
@@ -80,6 +80,24 @@ describe("connections that ask nothing", () => {
     const full = h1Request(JSON.stringify({ appName: "a", userId: "u" }));
     socket.write(full.slice(0, full.length - 5));
     await closed;
+  });
+
+  it("resets an HTTP/2 call whose request body stops arriving, on both paths", async () => {
+    const session = http2.connect(t.server.url);
+    session.on("error", () => {});
+    try {
+      const body = envelope(toBinary(GetUserStateRequestSchema, create(GetUserStateRequestSchema, { appName: "a", userId: "u" })));
+      for (const extra of [{}, VIA_CONNECT]) {
+        const call = new RawCall(session, `${SERVICE}/GetUserState`, body.subarray(0, body.length - 3), extra, true);
+        await call.done.then(
+          () => undefined,
+          () => undefined,
+        );
+        expect(call.status).toBeUndefined();
+      }
+    } finally {
+      session.close();
+    }
   });
 
   it("closes an HTTP/2 connection that opens no call, and one whose calls are over", async () => {
