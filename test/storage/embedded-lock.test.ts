@@ -78,6 +78,16 @@ function processState(pid: number): string | undefined {
   }
 }
 
+/** Threads still in the process: a killed process's main thread is a zombie before its other threads are gone. */
+function threads(pid: number): number | undefined {
+  try {
+    const match = /^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
 }
@@ -89,7 +99,8 @@ describe.skipIf(process.platform !== "linux")("the embedded store's lock", () =>
     await expect(openDatabase({ dataDir: dir })).rejects.toThrow(`the embedded store at ${dir} is in use by process ${pid}`);
 
     process.kill(pid, "SIGKILL");
-    await until(() => processState(pid) === "Z");
+    // Dead: only its zombie main thread is left (the others have closed its files on their way out).
+    await until(() => processState(pid) === "Z" && threads(pid) === 1);
     // Restarted at once, while the dead owner is a zombie with the same pid.
     const restarted = await openDatabase({ dataDir: dir });
     expect(processState(pid)).toBe("Z");
