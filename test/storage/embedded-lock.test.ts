@@ -92,6 +92,7 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
+// Generous limits: each test starts real servers (tsx, then PGlite) on a shared machine.
 describe.skipIf(process.platform !== "linux")("the embedded store's lock", () => {
   it("refuses a second live server, naming the first; a killed one that is still a zombie holds nothing", async () => {
     const dir = tempDir();
@@ -105,7 +106,7 @@ describe.skipIf(process.platform !== "linux")("the embedded store's lock", () =>
     const restarted = await openDatabase({ dataDir: dir });
     expect(processState(pid)).toBe("Z");
     await restarted.close();
-  }, 60_000);
+  }, 180_000);
 
   it("lets only one of two servers that start at the same moment have the folder", async () => {
     const dir = tempDir();
@@ -114,5 +115,5 @@ describe.skipIf(process.platform !== "linux")("the embedded store's lock", () =>
     expect(started).toHaveLength(1);
     const refused = results.find((r) => r.status === "rejected");
     expect(String(refused?.reason)).toContain(`the embedded store at ${dir} is in use by process ${started[0]}`);
-  }, 60_000);
+  }, 180_000);
 });
