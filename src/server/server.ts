@@ -162,7 +162,12 @@ export async function startServer(config: Config, options: StartOptions): Promis
     connect(req, res);
   };
 
-  const listener = createListener(handler, config.maxMessageBytes, tlsFiles);
+  const listener = createListener(
+    handler,
+    config.maxMessageBytes,
+    { headersMs: config.headersTimeoutMs, requestMs: config.requestTimeoutMs, idleMs: config.idleTimeoutMs },
+    tlsFiles,
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       listener.net.once("error", reject);

@@ -1,9 +1,10 @@
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite, types as pgliteTypes } from "@electric-sql/pglite";
 import { Kysely, PostgresDialect, type PostgresPoolClient } from "kysely";
 import pg from "pg";
 import { DatabaseHealth } from "./database-health.js";
+import { lockDataDir } from "./embedded-lock.js";
 import { migrateToLatest } from "./migrate.js";
 import { isConnectionLoss } from "./pg-errors.js";
 import { PGliteDialect } from "./pglite-dialect.js";
@@ -151,13 +152,13 @@ async function probePostgres(url: string): Promise<void> {
 async function openPGlite(options: OpenOptions): Promise<OpenDatabase> {
   let pglite = options.pglite;
   let description = "embedded (in memory)";
-  let unlock = () => {};
+  let unlock = async () => {};
   if (!pglite) {
     const dir = options.dataDir ?? "./data";
     const dataDir = dir.startsWith("memory://") ? dir : resolve(dir);
     if (!dataDir.startsWith("memory://")) {
       mkdirSync(dataDir, { recursive: true });
-      unlock = lockDataDir(dataDir);
+      unlock = await lockDataDir(dataDir);
       description = `embedded at ${dataDir}`;
     }
     pglite = new PGlite(dataDir, { parsers: { [pgliteTypes.INT8]: (value: string) => BigInt(value) } });
@@ -165,7 +166,7 @@ async function openPGlite(options: OpenOptions): Promise<OpenDatabase> {
   try {
     await pglite.waitReady;
   } catch (err) {
-    unlock();
+    await unlock();
     throw err;
   }
   const embedded = pglite;
@@ -184,57 +185,9 @@ async function openPGlite(options: OpenOptions): Promise<OpenDatabase> {
     close: async () => {
       health.close();
       await db.destroy();
-      unlock();
+      await unlock();
     },
   };
-}
-
-/**
- * PGlite does not lock its folder, and two processes on one folder would
- * corrupt it. A lock file with the owner's pid refuses the second; one left by
- * a process that died is taken over.
- */
-const lockedHere = new Set<string>();
-
-function lockDataDir(dataDir: string): () => void {
-  const path = `${dataDir}/sessionstore.lock`;
-  if (lockedHere.has(dataDir)) throw new Error(`the embedded store at ${dataDir} is in use by process ${process.pid} (this one)`);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, "wx");
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      lockedHere.add(dataDir);
-      return () => {
-        lockedHere.delete(dataDir);
-        try {
-          unlinkSync(path);
-        } catch {}
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const owner = Number(readFileSync(path, "utf8").trim());
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new Error(
-          `the embedded store at ${dataDir} is in use by process ${owner}; use another SESSIONSTORE_DATA_DIR or PostgreSQL for several servers`,
-        );
-      }
-      // Stale: its process is gone (or its pid is now ours, which only a
-      // process that died can have left).
-      writeFileSync(path, "");
-      unlinkSync(path);
-    }
-  }
-  throw new Error(`could not lock ${path}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 export function redactUrl(url: string): string {
