@@ -193,7 +193,9 @@ describeContract(
           }),
           { numRuns: 60 },
         );
-      });
+        // 60 random requests, each with a database snapshot before and after:
+        // seconds on a quiet machine, far more on a loaded one.
+      }, 180_000);
     }
 
     it("answers JSON with wrong types and bodies that are not protobuf with a proper status on every RPC", async () => {
