@@ -18,6 +18,7 @@ from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disa
 from agents.memory.session import Session
 from agents.memory.session_settings import SessionSettings
 from agents.testing import ScriptedModel, assistant_message, function_call
+from cli_runners import Clis, assert_all_read_the_same, read_everywhere
 
 from sessionstore_client import SessionStoreClient
 from sessionstore_client.openai_agents import AUTHOR, GrpcSession
@@ -200,7 +201,9 @@ async def run_turns(session: Session) -> tuple[list[str], ScriptedModel]:
     return [str(first.final_output), str(second.final_output)], model
 
 
-async def test_a_real_runner_stores_the_same_history_as_with_sqlite_session(client: SessionStoreClient, app_name: str):
+async def test_a_real_runner_stores_the_same_history_as_with_sqlite_session(
+    client: SessionStoreClient, clis: Clis, app_name: str
+):
     reference, ours = pair(client, app_name)
     want_outputs, want_model = await run_turns(reference)
     got_outputs, got_model = await run_turns(ours)
@@ -218,3 +221,6 @@ async def test_a_real_runner_stores_the_same_history_as_with_sqlite_session(clie
     # The second turn's model call saw the first turn, read back from the server.
     assert len(got_model.calls) == 3
     assert got_model.calls[2].input == want_model.calls[2].input
+    # Python, TypeScript and Go read the session these writes made the same.
+    read = assert_all_read_the_same(await read_everywhere(client, clis, app_name, USER, ours.session_id)).session
+    assert read.events and all(e.author == AUTHOR for e in read.events)

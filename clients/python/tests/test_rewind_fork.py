@@ -13,7 +13,6 @@ from google.adk.tools import ToolContext
 from google.genai import types
 from test_runner_e2e import ScriptedModel, model_says
 
-from sessionstore.v1 import history_pb2
 from sessionstore_client.adk import GrpcSessionService
 
 USER = "u1"
@@ -63,20 +62,16 @@ async def test_our_rewind_agrees_with_adks_and_keeps_create_time_state(service: 
     # Two identical copies of the whole history.
     copies = []
     for name in ("by-adk", "by-server"):
-        forked = await service.client.stub.ForkSession(
-            history_pb2.ForkSessionRequest(
-                app_name=app_name, user_id=USER, session_id=created.id, new_session_id=f"{created.id}-{name}"
-            )
+        forked = await service.client.fork_session(
+            app_name=app_name, user_id=USER, session_id=created.id, new_session_id=f"{created.id}-{name}"
         )
         assert forked.session.forked_from.session_id == created.id and forked.session.forked_from.seq == 8
         copies.append(forked.session.id)
     by_adk, by_server = copies
 
     await runner.rewind_async(user_id=USER, session_id=by_adk, rewind_before_invocation_id=upgrade_invocation)
-    ours = await service.client.stub.RewindSession(
-        history_pb2.RewindSessionRequest(
-            app_name=app_name, user_id=USER, session_id=by_server, rewind_before_invocation_id=upgrade_invocation
-        )
+    ours = await service.client.rewind_session(
+        app_name=app_name, user_id=USER, session_id=by_server, rewind_before_invocation_id=upgrade_invocation
     )
     assert ours.revision == 9
 
