@@ -73,10 +73,11 @@ export class GrpcSessionService extends BaseSessionService {
         appName,
         userId,
         sessionId,
-        // adk-js's services ignore a 0 (falsy) window, and their time filter
-        // is exclusive: events strictly after it. The store keeps
-        // nanoseconds, so "after t" is "at or after t + 1 ns".
-        numRecentEvents: config?.numRecentEvents ? config.numRecentEvents : undefined,
+        // As adk-js's DatabaseSessionService: numRecentEvents is a LIMIT (0:
+        // no events), and the time filter is exclusive, events strictly after
+        // it, and off when 0. The store keeps nanoseconds, so "after t" is
+        // "at or after t + 1 ns".
+        numRecentEvents: config?.numRecentEvents,
         afterTimestamp: config?.afterTimestamp ? afterMillis(config.afterTimestamp) : undefined,
       });
       return this.#toSession(stored(res.session));

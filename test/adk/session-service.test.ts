@@ -130,7 +130,7 @@ describeContract("adk-js GrpcSessionService", (t) => {
     expect(session.state).toEqual(delta);
   });
 
-  it("windows events like adk-js's database service: numRecentEvents (0 = all) and afterTimestamp (exclusive)", async () => {
+  it("windows events like adk-js's database service: numRecentEvents (0 = none) and afterTimestamp (exclusive)", async () => {
     const svc = service();
     const appName = unique("app");
     const session = await svc.createSession({ appName, userId: USER });
@@ -143,7 +143,7 @@ describeContract("adk-js GrpcSessionService", (t) => {
       (await reload(svc, session, config)).events.map((e) => e.id);
     expect(await ids()).toEqual(all);
     expect(await ids({})).toEqual(all);
-    expect(await ids({ numRecentEvents: 0 })).toEqual(all);
+    expect(await ids({ numRecentEvents: 0 })).toEqual([]);
     expect(await ids({ numRecentEvents: 2 })).toEqual(all.slice(3));
     expect(await ids({ numRecentEvents: 99 })).toEqual(all);
     expect(await ids({ afterTimestamp: base + 2000 })).toEqual(all.slice(3));
