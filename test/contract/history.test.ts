@@ -3,6 +3,7 @@ import { Code } from "@connectrpc/connect";
 import { expect, it } from "vitest";
 import { describeContract, expectCode } from "../support/contract.js";
 import { unique } from "../support/ids.js";
+import { TailRecorder } from "../support/tail.js";
 
 const USER = "u1";
 
@@ -72,6 +73,28 @@ describeContract("ForkSession and RewindSession", (t) => {
     expect(emptyRead.events).toEqual([]);
     expect(emptyRead.state).toEqual({ plan: "basic", keep: true, "user:x": 1 });
     expect(emptyRead.forkedFrom).toMatchObject({ sessionId, seq: 0n });
+  });
+
+  it("delivers a fork's copies and a rewind to live tails of the app", async () => {
+    const { key, appName } = await seedSession({}, [
+      ["inv-1", { a: 1 }],
+      ["inv-2", { a: 2 }],
+    ]);
+    const tail = new TailRecorder(t().client, { appName, start: { case: "fromNow", value: {} } });
+    try {
+      await tail.until((r) => r.caughtUp);
+      await t().client.forkSession({ ...key, newSessionId: "copy" });
+      await t().client.rewindSession({ ...key, sessionId: "copy", rewindBeforeInvocationId: "inv-2" });
+      const copies = (r: TailRecorder) => r.events.filter((e) => e.sessionId === "copy");
+      await tail.until((r) => copies(r).length >= 3);
+      expect(copies(tail).map((e) => [e.event?.seq, e.event?.invocationId.startsWith("e-") ? "rewind" : e.event?.invocationId])).toEqual([
+        [1n, "inv-1"],
+        [2n, "inv-2"],
+        [3n, "rewind"],
+      ]);
+    } finally {
+      tail.cancel();
+    }
   });
 
   it("refuses bad forks with a clear status and writes nothing", async () => {
