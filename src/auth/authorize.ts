@@ -13,7 +13,9 @@ import type { TokenGrant, TokenStore } from "./tokens.js";
 // is refused for every token: a new RPC stays closed until someone decides
 // its rule.
 const READS = new Set(["GetSession", "ListSessions", "ListEvents", "GetUserState", "StreamEvents"]);
-const WRITES = new Set(["CreateSession", "DeleteSession", "AppendEvent", "EraseUserData"]);
+// A rewind writes session-scope keys only, and a fork copies a session of
+// the same user: neither touches app: state.
+const WRITES = new Set(["CreateSession", "DeleteSession", "AppendEvent", "EraseUserData", "ForkSession", "RewindSession"]);
 
 // The console's service answers within the caller's grant (handlers read it
 // from the context): any valid token may call it. FindSessions names an app,

@@ -20,6 +20,7 @@ import { notFound, type SessionKey, type SessionStore, type StoredEvent, type St
 import type { StreamHub } from "../stream/hub.js";
 import { asField, encodeWithStored, withEncoding } from "./encoded.js";
 import { checkEvent } from "./event-rules.js";
+import { historyHandlers } from "./history-handlers.js";
 import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
 import { type StreamSettings, streamEventsImpl } from "./stream-events.js";
 import { checkJson, checkTimestamp, invalid, MAX_STORED_NS, MIN_STORED_NS, pageSize, requireId } from "./validate.js";
@@ -169,6 +170,8 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       const erased = await store.eraseUser(appName, userId);
       return create(EraseUserDataResponseSchema, { sessionsDeleted: BigInt(erased.sessions), eventsDeleted: erased.events });
     },
+
+    ...historyHandlers(store),
   };
 }
 
@@ -176,7 +179,7 @@ function clampNs(ns: bigint): bigint {
   return ns < MIN_STORED_NS ? MIN_STORED_NS : ns > MAX_STORED_NS ? MAX_STORED_NS : ns;
 }
 
-function sessionKey(req: { appName: string; userId: string; sessionId: string }): SessionKey {
+export function sessionKey(req: { appName: string; userId: string; sessionId: string }): SessionKey {
   return {
     appName: requireId("app_name", req.appName),
     userId: requireId("user_id", req.userId),
@@ -195,5 +198,6 @@ export function toSession(stored: StoredSession): Session {
     lastUpdateTime: nsToTimestamp(stored.updateTimeNs),
     revision: stored.revision,
     createTime: nsToTimestamp(stored.createTimeNs),
+    forkedFrom: stored.forkedFrom,
   });
 }

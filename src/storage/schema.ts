@@ -15,6 +15,9 @@ export interface SessionsTable {
   update_time_ns: bigint;
   /** The create-time state, prefixed keys as given; null for sessions created before migration 0005. */
   initial_state: ColumnType<JsonRecord | null, string | undefined, never>;
+  /** Set on a session made by ForkSession (migration 0008). */
+  forked_from_id: ColumnType<string | null, string | undefined, never>;
+  forked_at_seq: ColumnType<bigint | null, bigint | undefined, never>;
 }
 
 export interface EventsTable {

@@ -3,12 +3,13 @@ import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobu
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { AlreadyExists, Invalid, NotFound, OverLimit, Stale, Unavailable, Unsupported } from "../domain/outcomes.js";
-import { applyDelta, isEmpty, mergeState, type ScopedState } from "../domain/state.js";
+import { applyDelta, isEmpty, mergeState, type ScopedState, splitState } from "../domain/state.js";
 import { nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { Logger } from "../log/logger.js";
 import { type Limits, PolicySet } from "../policy/app-policy.js";
 import { DELETED_CHANNEL } from "./channels.js";
 import { GroupCommit, type Outcome } from "./group-commit.js";
+import { type ForkInput, forkSession, planRewind } from "./history.js";
 import { isConnectionLoss, isConnectRefused, sqlState } from "./pg-errors.js";
 import type { Database } from "./schema.js";
 import { NO_OBSERVER, type StoreObserver } from "./store-observer.js";
@@ -30,6 +31,8 @@ export interface StoredSession {
   revision: bigint;
   createTimeNs: bigint;
   updateTimeNs: bigint;
+  /** Set on a session made by ForkSession (read by getSession). */
+  forkedFrom?: { sessionId: string; seq: bigint } | undefined;
 }
 
 /** An event as read, with its stored protobuf encoding. */
@@ -88,6 +91,9 @@ export interface ListEventsQuery {
 }
 
 /** A missing session, as every RPC words it. */
+// Rewinds that keep losing races with appends give up after this many tries.
+const REWIND_ATTEMPTS = 10;
+
 export const notFound = (key: SessionKey) =>
   new NotFound(`session "${key.sessionId}" not found for app "${key.appName}" and user "${key.userId}"`);
 
@@ -253,6 +259,8 @@ export class SessionStore {
         "s.revision",
         "s.create_time_ns",
         "s.update_time_ns",
+        "s.forked_from_id",
+        "s.forked_at_seq",
         "a.state as app_state",
         "u.state as user_state",
       ])
@@ -312,6 +320,37 @@ export class SessionStore {
     for (const { event } of events) applyDelta(state, event.actions?.stateDelta);
     const session = toStoredSession({ ...row, app_state: null, user_state: null });
     return { session, state, events: inWindow(events, window) };
+  }
+
+  /** A copy of events 1..upToSeq in a new session (see history.ts); undefined when the source is missing. */
+  async forkSession(key: SessionKey, input: ForkInput): Promise<StoredSession | undefined> {
+    const forked = await forkSession(this.db, key, input, this.#policies.liveSince(key.appName));
+    if (!forked) return undefined;
+    // The copies are new rows of the log: wide tails deliver them.
+    if (forked.seq > 0n) this.#observer.appended();
+    return (await this.getSession({ ...key, sessionId: forked.id }, { numRecent: 0 }))?.session;
+  }
+
+  /**
+   * Appends the event that undoes `invocationId` and everything after it
+   * (see history.ts). Without an expected revision, a rewind that loses a race
+   * with another append is computed again from the newer log.
+   */
+  async rewindSession(key: SessionKey, invocationId: string, expectedRevision: bigint | undefined): Promise<AppendResult> {
+    for (let attempt = 1; ; attempt++) {
+      const plan = await planRewind(this.db, key, invocationId, this.#policies.liveSince(key.appName));
+      if (!plan) throw notFound(key);
+      const event = create(EventSchema, {
+        invocationId: `e-${randomUUID()}`,
+        author: "user",
+        actions: { rewindBeforeInvocationId: invocationId, stateDelta: plan.delta },
+      });
+      try {
+        return await this.appendEvent({ key, event, delta: splitState(plan.delta), expectedRevision: expectedRevision ?? plan.revision });
+      } catch (error) {
+        if (!(error instanceof Stale) || expectedRevision !== undefined || attempt >= REWIND_ATTEMPTS) throw error;
+      }
+    }
   }
 
   async listSessions(q: ListSessionsQuery): Promise<StoredSession[]> {
@@ -719,8 +758,11 @@ export function toStoredSession(row: {
   update_time_ns: bigint;
   app_state: unknown;
   user_state: unknown;
+  forked_from_id?: string | null;
+  forked_at_seq?: bigint | null;
 }): StoredSession {
   return {
+    ...(row.forked_from_id != null ? { forkedFrom: { sessionId: row.forked_from_id, seq: row.forked_at_seq ?? 0n } } : {}),
     appName: row.app_name,
     userId: row.user_id,
     id: row.id,

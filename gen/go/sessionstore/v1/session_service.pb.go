@@ -1477,7 +1477,7 @@ var File_sessionstore_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_sessionstore_v1_session_service_proto_rawDesc = "" +
 	"\n" +
-	"%sessionstore/v1/session_service.proto\x12\x0fsessionstore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\x1a\x1dsessionstore/v1/session.proto\"\xac\x01\n" +
+	"%sessionstore/v1/session_service.proto\x12\x0fsessionstore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\x1a\x1dsessionstore/v1/history.proto\x1a\x1dsessionstore/v1/session.proto\"\xac\x01\n" +
 	"\x14CreateSessionRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\"\n" +
@@ -1583,7 +1583,7 @@ const file_sessionstore_v1_session_service_proto_rawDesc = "" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\"i\n" +
 	"\x15EraseUserDataResponse\x12)\n" +
 	"\x10sessions_deleted\x18\x01 \x01(\x03R\x0fsessionsDeleted\x12%\n" +
-	"\x0eevents_deleted\x18\x02 \x01(\x03R\reventsDeleted2\xd1\x06\n" +
+	"\x0eevents_deleted\x18\x02 \x01(\x03R\reventsDeleted2\x8b\b\n" +
 	"\x0eSessionService\x12^\n" +
 	"\rCreateSession\x12%.sessionstore.v1.CreateSessionRequest\x1a&.sessionstore.v1.CreateSessionResponse\x12U\n" +
 	"\n" +
@@ -1595,7 +1595,9 @@ const file_sessionstore_v1_session_service_proto_rawDesc = "" +
 	"ListEvents\x12\".sessionstore.v1.ListEventsRequest\x1a#.sessionstore.v1.ListEventsResponse\x12[\n" +
 	"\fGetUserState\x12$.sessionstore.v1.GetUserStateRequest\x1a%.sessionstore.v1.GetUserStateResponse\x12]\n" +
 	"\fStreamEvents\x12$.sessionstore.v1.StreamEventsRequest\x1a%.sessionstore.v1.StreamEventsResponse0\x01\x12^\n" +
-	"\rEraseUserData\x12%.sessionstore.v1.EraseUserDataRequest\x1a&.sessionstore.v1.EraseUserDataResponseB8Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1b\x06proto3"
+	"\rEraseUserData\x12%.sessionstore.v1.EraseUserDataRequest\x1a&.sessionstore.v1.EraseUserDataResponse\x12X\n" +
+	"\vForkSession\x12#.sessionstore.v1.ForkSessionRequest\x1a$.sessionstore.v1.ForkSessionResponse\x12^\n" +
+	"\rRewindSession\x12%.sessionstore.v1.RewindSessionRequest\x1a&.sessionstore.v1.RewindSessionResponseB8Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1b\x06proto3"
 
 var (
 	file_sessionstore_v1_session_service_proto_rawDescOnce sync.Once
@@ -1640,6 +1642,10 @@ var file_sessionstore_v1_session_service_proto_goTypes = []any{
 	(*Event)(nil),                 // 25: sessionstore.v1.Event
 	(*emptypb.Empty)(nil),         // 26: google.protobuf.Empty
 	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
+	(*ForkSessionRequest)(nil),    // 28: sessionstore.v1.ForkSessionRequest
+	(*RewindSessionRequest)(nil),  // 29: sessionstore.v1.RewindSessionRequest
+	(*ForkSessionResponse)(nil),   // 30: sessionstore.v1.ForkSessionResponse
+	(*RewindSessionResponse)(nil), // 31: sessionstore.v1.RewindSessionResponse
 }
 var file_sessionstore_v1_session_service_proto_depIdxs = []int32{
 	22, // 0: sessionstore.v1.CreateSessionRequest.state:type_name -> google.protobuf.Struct
@@ -1669,17 +1675,21 @@ var file_sessionstore_v1_session_service_proto_depIdxs = []int32{
 	13, // 24: sessionstore.v1.SessionService.GetUserState:input_type -> sessionstore.v1.GetUserStateRequest
 	15, // 25: sessionstore.v1.SessionService.StreamEvents:input_type -> sessionstore.v1.StreamEventsRequest
 	20, // 26: sessionstore.v1.SessionService.EraseUserData:input_type -> sessionstore.v1.EraseUserDataRequest
-	2,  // 27: sessionstore.v1.SessionService.CreateSession:output_type -> sessionstore.v1.CreateSessionResponse
-	4,  // 28: sessionstore.v1.SessionService.GetSession:output_type -> sessionstore.v1.GetSessionResponse
-	6,  // 29: sessionstore.v1.SessionService.ListSessions:output_type -> sessionstore.v1.ListSessionsResponse
-	8,  // 30: sessionstore.v1.SessionService.DeleteSession:output_type -> sessionstore.v1.DeleteSessionResponse
-	10, // 31: sessionstore.v1.SessionService.AppendEvent:output_type -> sessionstore.v1.AppendEventResponse
-	12, // 32: sessionstore.v1.SessionService.ListEvents:output_type -> sessionstore.v1.ListEventsResponse
-	14, // 33: sessionstore.v1.SessionService.GetUserState:output_type -> sessionstore.v1.GetUserStateResponse
-	16, // 34: sessionstore.v1.SessionService.StreamEvents:output_type -> sessionstore.v1.StreamEventsResponse
-	21, // 35: sessionstore.v1.SessionService.EraseUserData:output_type -> sessionstore.v1.EraseUserDataResponse
-	27, // [27:36] is the sub-list for method output_type
-	18, // [18:27] is the sub-list for method input_type
+	28, // 27: sessionstore.v1.SessionService.ForkSession:input_type -> sessionstore.v1.ForkSessionRequest
+	29, // 28: sessionstore.v1.SessionService.RewindSession:input_type -> sessionstore.v1.RewindSessionRequest
+	2,  // 29: sessionstore.v1.SessionService.CreateSession:output_type -> sessionstore.v1.CreateSessionResponse
+	4,  // 30: sessionstore.v1.SessionService.GetSession:output_type -> sessionstore.v1.GetSessionResponse
+	6,  // 31: sessionstore.v1.SessionService.ListSessions:output_type -> sessionstore.v1.ListSessionsResponse
+	8,  // 32: sessionstore.v1.SessionService.DeleteSession:output_type -> sessionstore.v1.DeleteSessionResponse
+	10, // 33: sessionstore.v1.SessionService.AppendEvent:output_type -> sessionstore.v1.AppendEventResponse
+	12, // 34: sessionstore.v1.SessionService.ListEvents:output_type -> sessionstore.v1.ListEventsResponse
+	14, // 35: sessionstore.v1.SessionService.GetUserState:output_type -> sessionstore.v1.GetUserStateResponse
+	16, // 36: sessionstore.v1.SessionService.StreamEvents:output_type -> sessionstore.v1.StreamEventsResponse
+	21, // 37: sessionstore.v1.SessionService.EraseUserData:output_type -> sessionstore.v1.EraseUserDataResponse
+	30, // 38: sessionstore.v1.SessionService.ForkSession:output_type -> sessionstore.v1.ForkSessionResponse
+	31, // 39: sessionstore.v1.SessionService.RewindSession:output_type -> sessionstore.v1.RewindSessionResponse
+	29, // [29:40] is the sub-list for method output_type
+	18, // [18:29] is the sub-list for method input_type
 	18, // [18:18] is the sub-list for extension type_name
 	18, // [18:18] is the sub-list for extension extendee
 	0,  // [0:18] is the sub-list for field type_name
@@ -1691,6 +1701,7 @@ func file_sessionstore_v1_session_service_proto_init() {
 		return
 	}
 	file_sessionstore_v1_event_proto_init()
+	file_sessionstore_v1_history_proto_init()
 	file_sessionstore_v1_session_proto_init()
 	file_sessionstore_v1_session_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_sessionstore_v1_session_service_proto_msgTypes[2].OneofWrappers = []any{}

@@ -5,6 +5,7 @@ from google.protobuf import empty_pb2 as _empty_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from sessionstore.v1 import event_pb2 as _event_pb2
+from sessionstore.v1 import history_pb2 as _history_pb2
 from sessionstore.v1 import session_pb2 as _session_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
