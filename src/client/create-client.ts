@@ -1,5 +1,6 @@
 import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { type RetryPolicy, unaryCallPolicy } from "./retry.js";
 import { baseUrlOf } from "./target.js";
@@ -37,6 +38,13 @@ export type SessionStoreClient = Client<typeof SessionService>;
  */
 export function createSessionStoreClient(target: string, options: ClientOptions = {}): SessionStoreClient {
   return createClient(SessionService, createTransport(target, options));
+}
+
+export type MemoryClient = Client<typeof MemoryService>;
+
+/** A typed MemoryService client; pass the same options (or `createTransport`'s transport) as for sessions. */
+export function createMemoryClient(baseUrl: string, options: ClientOptions = {}): MemoryClient {
+  return createClient(MemoryService, createTransport(baseUrl, options));
 }
 
 export function createTransport(target: string, options: ClientOptions = {}): Transport {

@@ -13,6 +13,7 @@ import {
 import { file_grpc_reflection_v1_reflection, ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
 import { ConsoleService, file_sessionstore_v1_console_service } from "../../gen/ts/sessionstore/v1/console_service_pb.js";
 import { file_sessionstore_v1_event } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { file_sessionstore_v1_memory_service, MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { file_sessionstore_v1_session } from "../../gen/ts/sessionstore/v1/session_pb.js";
 import { file_sessionstore_v1_session_service, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { authInterceptor } from "../auth/authorize.js";
@@ -27,10 +28,12 @@ import { reflectionServiceImpl } from "../reflection/reflection-service.js";
 import { Sweeper } from "../retention/sweeper.js";
 import { consoleServiceImpl } from "../rpc/console-service.js";
 import { errorInterceptor } from "../rpc/errors.js";
+import { memoryServiceImpl } from "../rpc/memory-service.js";
 import { reclassifyParseErrors } from "../rpc/parse-errors.js";
 import { sessionServiceImpl } from "../rpc/session-service.js";
 import { ConsoleQueries } from "../storage/console-queries.js";
 import { type OpenDatabase, openDatabase } from "../storage/database.js";
+import { MemoryStore } from "../storage/memory-store.js";
 import { SessionStore } from "../storage/session-store.js";
 import { StreamHub } from "../stream/hub.js";
 import { grpcHandler } from "./grpc/handler.js";
@@ -44,6 +47,7 @@ export interface RunningServer {
   url: string;
   database: OpenDatabase;
   store: SessionStore;
+  memories: MemoryStore;
   health: HealthRegistry;
   streams: StreamHub;
   sweeper: Sweeper;
@@ -67,6 +71,7 @@ const files = [
   file_sessionstore_v1_session,
   file_sessionstore_v1_session_service,
   file_sessionstore_v1_console_service,
+  file_sessionstore_v1_memory_service,
   file_grpc_health_v1_health,
   file_grpc_reflection_v1_reflection,
 ];
@@ -88,6 +93,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
 
   const database =
     options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.poolSize }));
+  const memories = new MemoryStore(database.db, { policies });
   // The store reports what it commits to the hub; both take the retention
   // cutoff from the policies.
   const hub = new StreamHub(database, logger, {
@@ -98,14 +104,15 @@ export async function startServer(config: Config, options: StartOptions): Promis
   });
   const store = new SessionStore(database.db, { policies, logger, observer: hub, appendBatches: config.appendBatches });
   try {
+    await memories.checkTextConfigs([policies.defaults, ...policies.overridden.map(([, p]) => p)].map((p) => p.memory.textConfig));
     await hub.start();
   } catch (err) {
     if (!options.database) await database.close();
     throw err;
   }
-  const sweeper = new Sweeper(store, policies, logger);
+  const sweeper = new Sweeper(store, policies, logger, memories);
   sweeper.start(config.sweepIntervalMs);
-  const health = new HealthRegistry([SessionService.typeName]);
+  const health = new HealthRegistry([SessionService.typeName, MemoryService.typeName]);
   // Health follows the database without querying it per check (see
   // storage/database-health.ts).
   const followDatabase = (reachable: boolean) => health.setAll(reachable ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
@@ -115,22 +122,31 @@ export async function startServer(config: Config, options: StartOptions): Promis
     else logger.warn("database unreachable: not serving until it is back", { database: database.description });
     followDatabase(reachable);
   });
-  const serviceNames = [SessionService.typeName, ConsoleService.typeName, Health.typeName, ServerReflection.typeName];
+  const serviceNames = [
+    SessionService.typeName,
+    MemoryService.typeName,
+    ConsoleService.typeName,
+    Health.typeName,
+    ServerReflection.typeName,
+  ];
 
   const shutdown = new AbortController();
   // Connect links every in-flight call to this signal: a thousand open tails
   // are a thousand listeners, by design, not a leak.
   setMaxListeners(0, shutdown.signal);
+  const redactors = new RedactorSet(policies);
   const services = [
     serviceRoute(
       SessionService,
       sessionServiceImpl({
         store,
+        memories,
         hub,
-        redactors: new RedactorSet(policies),
+        redactors,
         streams: { defaultHeartbeatMs: config.heartbeatMs, tailCapacity: config.tailBuffer, readBatch: 500 },
       }),
     ),
+    serviceRoute(MemoryService, memoryServiceImpl({ memories, sessions: store, redactors })),
     serviceRoute(ConsoleService, consoleServiceImpl(new ConsoleQueries(database.db, store))),
     serviceRoute(Health, healthServiceImpl(health)),
     serviceRoute(ServerReflection, reflectionServiceImpl(files, serviceNames)),
@@ -224,7 +240,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     return closing;
   };
 
-  return { host, port: address.port, url, database, store, health, streams: hub, sweeper, close };
+  return { host, port: address.port, url, database, store, memories, health, streams: hub, sweeper, close };
 }
 
 /**

@@ -1,6 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite, types as pgliteTypes } from "@electric-sql/pglite";
+import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
+import { vector } from "@electric-sql/pglite-pgvector";
 import { Kysely, PostgresDialect, type PostgresPoolClient } from "kysely";
 import pg from "pg";
 import { DatabaseHealth } from "./database-health.js";
@@ -36,6 +38,13 @@ export interface OpenOptions {
 }
 
 const INT8_OID = 20;
+
+/**
+ * Extensions every embedded store loads: memory search needs btree_gin (one
+ * GIN index over user and words) and pgvector (embeddings). On PostgreSQL
+ * they are used when installed (see migrations/0006_memory.ts).
+ */
+export const PGLITE_EXTENSIONS = { btree_gin, vector };
 
 export async function openDatabase(options: OpenOptions): Promise<OpenDatabase> {
   const opened = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 20) : await openPGlite(options);
@@ -161,7 +170,10 @@ async function openPGlite(options: OpenOptions): Promise<OpenDatabase> {
       unlock = await lockDataDir(dataDir);
       description = `embedded at ${dataDir}`;
     }
-    pglite = new PGlite(dataDir, { parsers: { [pgliteTypes.INT8]: (value: string) => BigInt(value) } });
+    pglite = new PGlite(dataDir, {
+      parsers: { [pgliteTypes.INT8]: (value: string) => BigInt(value) },
+      extensions: PGLITE_EXTENSIONS,
+    });
   }
   try {
     await pglite.waitReady;
