@@ -112,16 +112,7 @@ export class EventLog {
    * out, since one position cannot skip rows before it and keep others.
    */
   async head(filter: { appName: string; userId?: string | undefined }): Promise<LogPosition> {
-    const row = await this.db
-      .selectFrom("events")
-      // Not aliased "tx": ORDER BY would then sort the text.
-      .select([sql<string>`tx::text`.as("tx_text"), "pos"])
-      .where("app_name", "=", filter.appName)
-      .$if(filter.userId !== undefined, (qb) => qb.where("user_id", "=", filter.userId as string))
-      .orderBy("tx", "desc")
-      .orderBy("pos", "desc")
-      .limit(1)
-      .executeTakeFirst();
+    const row = await headQuery(this.db, filter).executeTakeFirst();
     return row ? { tx: BigInt(row.tx_text), pos: row.pos } : ORIGIN;
   }
 
@@ -130,6 +121,21 @@ export class EventLog {
     const { rows } = await sql<{ xmin: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`.execute(this.db);
     return belowWatermark(BigInt(rows[0]?.xmin ?? "1"));
   }
+}
+
+/** The statement behind head, exposed so a test can check it probes one index entry. */
+export function headQuery(db: Kysely<Database>, filter: { appName: string; userId?: string | undefined }) {
+  return (
+    db
+      .selectFrom("events")
+      // Not aliased "tx": ORDER BY would then sort the text.
+      .select([sql<string>`tx::text`.as("tx_text"), "pos"])
+      .where("app_name", "=", filter.appName)
+      .$if(filter.userId !== undefined, (qb) => qb.where("user_id", "=", filter.userId as string))
+      .orderBy("tx", "desc")
+      .orderBy("pos", "desc")
+      .limit(1)
+  );
 }
 
 /**
