@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { belowWatermark, type LogPosition } from "./log-position.js";
+import { belowWatermark, type LogPosition, ORIGIN } from "./log-position.js";
 import type { Database } from "./schema.js";
 
 /** A stored event as tails read it. */
@@ -101,11 +101,41 @@ export class EventLog {
     return row?.revision ?? 0n;
   }
 
-  /** The position a live-only tail starts from. */
+  /**
+   * Where a live-only wide tail starts: just after the scope's newest event
+   * committed before this statement. Not the watermark (`now`): rows of
+   * transactions that committed while an older one still runs lie above it,
+   * and a tail starting there would deliver them although they were stored
+   * before the call. Everything after this position in (tx, pos) order was
+   * uncommitted when the statement ran, so cursors keep their meaning. The
+   * price: an append still running then with a tx below this head is left
+   * out, since one position cannot skip rows before it and keep others.
+   */
+  async head(filter: { appName: string; userId?: string | undefined }): Promise<LogPosition> {
+    const row = await headQuery(this.db, filter).executeTakeFirst();
+    return row ? { tx: BigInt(row.tx_text), pos: row.pos } : ORIGIN;
+  }
+
+  /** The watermark now: where the shared feed starts reading when its first tail arrives. */
   async now(): Promise<LogPosition> {
     const { rows } = await sql<{ xmin: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`.execute(this.db);
     return belowWatermark(BigInt(rows[0]?.xmin ?? "1"));
   }
+}
+
+/** The statement behind head, exposed so a test can check it probes one index entry. */
+export function headQuery(db: Kysely<Database>, filter: { appName: string; userId?: string | undefined }) {
+  return (
+    db
+      .selectFrom("events")
+      // Not aliased "tx": ORDER BY would then sort the text.
+      .select([sql<string>`tx::text`.as("tx_text"), "pos"])
+      .where("app_name", "=", filter.appName)
+      .$if(filter.userId !== undefined, (qb) => qb.where("user_id", "=", filter.userId as string))
+      .orderBy("tx", "desc")
+      .orderBy("pos", "desc")
+      .limit(1)
+  );
 }
 
 /**

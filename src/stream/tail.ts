@@ -117,7 +117,8 @@ export async function* tailScope(
   const sub = new Subscription({ appName: scope.appName, userId: scope.userId }, options.capacity, () => deps.feed.recordOverflow());
   const unsubscribe = await deps.feed.subscribe(sub);
   try {
-    let position = start === "now" ? await deps.log.now() : start;
+    // Taken after subscribing: what commits later is read by the catch-up below or pushed by the feed.
+    let position = start === "now" ? await deps.log.head(scope) : start;
 
     const catchUp = () =>
       untilSettled(sub, options.signal, async function* (): AsyncGenerator<TailItem<LogPosition>> {
