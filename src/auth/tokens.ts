@@ -14,7 +14,13 @@ export interface TokenGrant {
   /** When set, only this user's sessions and state. */
   user: string | undefined;
   readOnly: boolean;
+  /** Powers beyond apps: "metrics" may scrape GET /metrics. */
+  scopes: ReadonlySet<TokenScope>;
 }
+
+/** What a token may do besides calling RPCs on its apps. */
+export const TOKEN_SCOPES = ["metrics"] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
 
 export class TokenConfigError extends Error {}
 
@@ -45,7 +51,7 @@ export function newToken(): string {
 }
 
 /**
- * Parses `{"tokens": [{"name", "sha256", "apps", "user"?, "readOnly"?}]}` (or
+ * Parses `{"tokens": [{"name", "sha256", "apps", "user"?, "readOnly"?, "scopes"?}]}` (or
  * the bare list) from SESSIONSTORE_TOKENS, else from SESSIONSTORE_TOKENS_FILE.
  */
 export function loadTokens(json: string | undefined, file: string | undefined): TokenStore {
@@ -65,18 +71,27 @@ export function loadTokens(json: string | undefined, file: string | undefined): 
     if (typeof item !== "object" || item === null) throw new TokenConfigError(`${at} must be an object`);
     const t = item as Record<string, unknown>;
     for (const key of Object.keys(t)) {
-      if (!["name", "sha256", "apps", "user", "readOnly"].includes(key)) {
+      if (!["name", "sha256", "apps", "user", "readOnly", "scopes"].includes(key)) {
         throw new TokenConfigError(`${at} has an unknown field "${key}"${key === "token" ? ": store only the sha256 of a token" : ""}`);
       }
     }
     if (typeof t.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(t.sha256))
       throw new TokenConfigError(`${at}.sha256 must be 64 lowercase hex digits`);
     if (entries.has(t.sha256)) throw new TokenConfigError(`${at}.sha256 appears twice`);
+    if (
+      t.scopes !== undefined &&
+      !(Array.isArray(t.scopes) && t.scopes.every((s) => typeof s === "string" && (TOKEN_SCOPES as readonly string[]).includes(s)))
+    )
+      throw new TokenConfigError(`${at}.scopes must be a list of: ${TOKEN_SCOPES.join(", ")}`);
+    const scopes = new Set((t.scopes ?? []) as TokenScope[]);
     let apps: ReadonlySet<string> | "*";
     if (t.apps === "*") apps = "*";
+    // A token for a scope alone (a Prometheus scraper's) grants no app.
+    else if (t.apps === undefined && scopes.size > 0) apps = new Set();
     else if (Array.isArray(t.apps) && t.apps.length > 0 && t.apps.every((a) => typeof a === "string" && a !== ""))
       apps = new Set(t.apps as string[]);
-    else throw new TokenConfigError(`${at}.apps must be "*" or a non-empty list of app names`);
+    else
+      throw new TokenConfigError(`${at}.apps must be "*" or a non-empty list of app names (it may be left out only when scopes are given)`);
     if (t.user !== undefined && (typeof t.user !== "string" || t.user === ""))
       throw new TokenConfigError(`${at}.user must be a non-empty string`);
     if (t.readOnly !== undefined && typeof t.readOnly !== "boolean") throw new TokenConfigError(`${at}.readOnly must be true or false`);
@@ -85,6 +100,7 @@ export function loadTokens(json: string | undefined, file: string | undefined): 
       apps,
       user: t.user as string | undefined,
       readOnly: t.readOnly === true,
+      scopes,
     });
   });
   return new TokenStore(entries);

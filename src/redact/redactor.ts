@@ -57,8 +57,11 @@ interface Span {
 
 export class Redactor {
   readonly #detectors: Detector[];
+  readonly #counts: Map<string, number> | undefined;
 
-  constructor(policy: RedactionPolicy) {
+  /** `counts` adds up the spans replaced, by detector name, across every call (for metrics). */
+  constructor(policy: RedactionPolicy, counts?: Map<string, number>) {
+    this.#counts = counts;
     const builtIn = policy.enabled ? PRECEDENCE.filter((name) => policy.detectors.includes(name)).map((name) => BUILT_IN[name]) : [];
     // Custom patterns come first: an app's own shapes are the most specific it knows.
     const custom = policy.enabled
@@ -106,6 +109,7 @@ export class Redactor {
       out += text.slice(at, span.start) + span.mark;
       at = span.end;
       if (hits) hits[span.name] = (hits[span.name] ?? 0) + 1;
+      if (this.#counts) this.#counts.set(span.name, (this.#counts.get(span.name) ?? 0) + 1);
     }
     return out + text.slice(at);
   }
@@ -189,6 +193,8 @@ export class Redactor {
 export class RedactorSet {
   readonly #policies: PolicySet;
   readonly #byApp = new Map<string, Redactor>();
+  /** Spans replaced so far, by detector name, by every app's redactor. */
+  readonly counts = new Map<string, number>();
 
   constructor(policies: PolicySet) {
     this.#policies = policies;
@@ -197,7 +203,7 @@ export class RedactorSet {
   for(appName: string): Redactor {
     let redactor = this.#byApp.get(appName);
     if (!redactor) {
-      redactor = new Redactor(this.#policies.for(appName).redaction);
+      redactor = new Redactor(this.#policies.for(appName).redaction, this.counts);
       // App names are bounded in practice; the cap keeps a flood of invented
       // names from growing the cache without limit.
       if (this.#byApp.size > 10_000) this.#byApp.clear();

@@ -17,6 +17,8 @@ export class Sweeper {
   readonly #memories: MemoryStore | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
+  /** Expired sessions this sweeper has deleted since it was made (for metrics). */
+  sessionsSwept = 0;
 
   constructor(store: SessionStore, policies: PolicySet, logger: Logger, memories?: MemoryStore) {
     this.#store = store;
@@ -97,6 +99,7 @@ export class Sweeper {
     for (;;) {
       const deleted = await this.#store.sweepExpired(scope, cutoff, BATCH);
       total += deleted;
+      this.sessionsSwept += deleted;
       if (deleted < BATCH) return total;
     }
   }

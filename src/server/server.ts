@@ -22,6 +22,9 @@ import type { Config } from "../config/config.js";
 import { consoleAssets } from "../console/assets.js";
 import { HealthRegistry, healthServiceImpl } from "../health/health-service.js";
 import type { Logger } from "../log/logger.js";
+import { metricsInterceptor } from "../metrics/rpc-interceptor.js";
+import { scrapeRoute } from "../metrics/scrape-route.js";
+import { ServerMetrics } from "../metrics/server-metrics.js";
 import { loadPolicy } from "../policy/app-policy.js";
 import { RedactorSet } from "../redact/redactor.js";
 import { reflectionServiceImpl } from "../reflection/reflection-service.js";
@@ -51,6 +54,7 @@ export interface RunningServer {
   health: HealthRegistry;
   streams: StreamHub;
   sweeper: Sweeper;
+  metrics: ServerMetrics;
   /** Stops accepting, lets in-flight calls finish (up to the grace period), closes the database. */
   close(): Promise<void>;
 }
@@ -102,7 +106,17 @@ export async function startServer(config: Config, options: StartOptions): Promis
     feedPollMs: config.feedPollMs,
     retention: policies,
   });
-  const store = new SessionStore(database.db, { policies, logger, observer: hub, appendBatches: config.appendBatches });
+  const metrics = new ServerMetrics();
+  const store = new SessionStore(database.db, {
+    policies,
+    logger,
+    observer: hub,
+    appendBatches: config.appendBatches,
+    onAppendBatch: (size, waitsMs) => {
+      metrics.batchSize.observe(size);
+      for (const ms of waitsMs) metrics.batchWaitSeconds.observe(ms / 1000);
+    },
+  });
   try {
     await memories.checkTextConfigs([policies.defaults, ...policies.overridden.map(([, p]) => p)].map((p) => p.memory.textConfig));
     await hub.start();
@@ -135,6 +149,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
   // are a thousand listeners, by design, not a leak.
   setMaxListeners(0, shutdown.signal);
   const redactors = new RedactorSet(policies);
+  metrics.follow({ database, store, hub, redactors, sweeper });
   const services = [
     serviceRoute(
       SessionService,
@@ -151,7 +166,12 @@ export async function startServer(config: Config, options: StartOptions): Promis
     serviceRoute(Health, healthServiceImpl(health)),
     serviceRoute(ServerReflection, reflectionServiceImpl(files, serviceNames)),
   ];
-  const interceptors = [errorInterceptor(logger), refuseAbandoned, ...(tokens.size > 0 ? [authInterceptor(tokens, logger)] : [])];
+  const interceptors = [
+    metricsInterceptor(metrics),
+    errorInterceptor(logger),
+    refuseAbandoned,
+    ...(tokens.size > 0 ? [authInterceptor(tokens, logger)] : []),
+  ];
   const connect = connectNodeAdapter({
     routes: (router: ConnectRouter) => {
       for (const route of services) route.register(router);
@@ -172,8 +192,10 @@ export async function startServer(config: Config, options: StartOptions): Promis
   });
   // The web console's files at `/` (GET); every RPC is a POST to a service path.
   const page = consoleAssets(logger);
+  const scrape = scrapeRoute(metrics, tokens, logger);
   const handler: typeof connect = (req, res) => {
     if (req.httpVersionMajor === 2 && grpc(req as Http2ServerRequest, res as Http2ServerResponse)) return;
+    if (scrape(req, res)) return;
     if (page(req, res)) return;
     connect(req, res);
   };
@@ -240,7 +262,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     return closing;
   };
 
-  return { host, port: address.port, url, database, store, memories, health, streams: hub, sweeper, close };
+  return { host, port: address.port, url, database, store, memories, health, streams: hub, sweeper, metrics, close };
 }
 
 /**

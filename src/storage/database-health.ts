@@ -1,4 +1,4 @@
-import { isConnectionLoss } from "./pg-errors.js";
+import { isConnectionLoss, sqlState } from "./pg-errors.js";
 
 /** How long one probe may take before it counts as failed. */
 const PROBE_TIMEOUT_MS = 2000;
@@ -41,9 +41,20 @@ export class DatabaseHealth {
     return () => this.#listeners.delete(listener);
   }
 
-  /** An error seen by a driver or a query; only those meaning the database went away count. */
+  /**
+   * Errors seen by the drivers and failed queries, by class: the SQLSTATE's
+   * class (its first two characters, e.g. "23", "40"), "connection" for a
+   * lost or refused connection without one, or "other" (for metrics).
+   */
+  readonly errorsByClass = new Map<string, number>();
+
+  /** An error seen by a driver or a query; only those meaning the database went away start a probe. */
   observe(err: unknown): void {
-    if (isConnectionLoss(err)) this.suspect();
+    const lost = isConnectionLoss(err);
+    const state = sqlState(err);
+    const kind = state !== undefined ? state.slice(0, 2) : lost ? "connection" : "other";
+    this.errorsByClass.set(kind, (this.errorsByClass.get(kind) ?? 0) + 1);
+    if (lost) this.suspect();
   }
 
   /** Something suggests the database went away: find out. */

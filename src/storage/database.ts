@@ -23,7 +23,15 @@ export interface OpenDatabase {
   url?: string | undefined;
   /** Whether the database can be reached; whatever else holds a connection reports what it sees here too. */
   health: DatabaseHealth;
+  /** PostgreSQL's connection pool, as pg counts it (for metrics); the embedded store has none. */
+  pool?: PoolCounts | undefined;
   close(): Promise<void>;
+}
+
+export interface PoolCounts {
+  readonly totalCount: number;
+  readonly idleCount: number;
+  readonly waitingCount: number;
 }
 
 export interface OpenOptions {
@@ -104,7 +112,7 @@ function openPostgres(url: string, poolSize: number): OpenDatabase {
             health.observe(err);
             throw err;
           }
-          return discardingBroken(client);
+          return discardingBroken(client, (err) => health.observe(err));
         },
         end: () => pool.end(),
       },
@@ -116,6 +124,7 @@ function openPostgres(url: string, poolSize: number): OpenDatabase {
     description: redactUrl(url),
     url,
     health,
+    pool,
     close: () => {
       health.close();
       return db.destroy();
@@ -129,13 +138,14 @@ function openPostgres(url: string, poolSize: number): OpenDatabase {
  * closes, and pg-pool would otherwise hand the dying client to the next
  * caller, whose call then fails too.
  */
-function discardingBroken(client: pg.PoolClient): PostgresPoolClient {
+function discardingBroken(client: pg.PoolClient, observe: (err: unknown) => void): PostgresPoolClient {
   let broken = false;
   const query = (...args: unknown[]) => {
     const result = (client.query as (...a: unknown[]) => unknown)(...args);
     if (!(result instanceof Promise)) return result;
     return result.catch((err: unknown) => {
       if (isConnectionLoss(err)) broken = true;
+      observe(err);
       throw err;
     });
   };

@@ -14,11 +14,14 @@ export interface GroupCommitOptions<T> {
    * for the next. It keeps every batch equivalent to its items run one by one.
    */
   keys: (item: T) => readonly string[];
+  /** Told of each batch as it goes to the database: its size and how long each item waited for it (ms). No awaits, must not throw. */
+  onBatch?: (size: number, waitsMs: readonly number[]) => void;
 }
 
 interface Waiting<T, R> {
   item: T;
   keys: readonly string[];
+  since: number;
   resolve: (value: R) => void;
   reject: (error: unknown) => void;
 }
@@ -37,7 +40,7 @@ export class GroupCommit<T, R> {
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.#waiting.push({ item, keys: this.#options.keys(item), resolve, reject });
+      this.#waiting.push({ item, keys: this.#options.keys(item), since: this.#options.onBatch ? performance.now() : 0, resolve, reject });
       this.#pump();
     });
   }
@@ -45,6 +48,14 @@ export class GroupCommit<T, R> {
   #pump(): void {
     while (this.#inFlight < this.#options.maxBatches && this.#waiting.length > 0) {
       const batch = this.#take();
+      const onBatch = this.#options.onBatch;
+      if (onBatch) {
+        const now = performance.now();
+        onBatch(
+          batch.length,
+          batch.map((w) => now - w.since),
+        );
+      }
       this.#inFlight++;
       void this.#execute(batch);
     }

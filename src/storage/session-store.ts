@@ -113,6 +113,8 @@ export interface StoreOptions {
    * costs the database one commit.
    */
   appendBatches?: number;
+  /** Told of each group-commit batch of appends: its size and each append's wait for it, in ms (metrics). */
+  onAppendBatch?: (size: number, waitsMs: readonly number[]) => void;
 }
 
 export class SessionStore {
@@ -122,6 +124,10 @@ export class SessionStore {
   readonly #observer: StoreObserver;
   readonly #warned = new Map<string, number>();
   readonly #appends: GroupCommit<PendingAppend, AppendResult>;
+  /** Appends answered so far, by the append function's outcome ("ok", "duplicate", "stale", ...), for metrics. */
+  readonly appendOutcomes = new Map<string, number>();
+  /** Events written to the log so far: appended ones and the copies a fork makes (for metrics). */
+  eventsStored = 0;
 
   constructor(db: Kysely<Database>, options: StoreOptions = {}) {
     this.#db = db;
@@ -131,6 +137,7 @@ export class SessionStore {
     this.#appends = new GroupCommit((batch) => this.#appendBatch(batch), {
       maxBatches: options.appendBatches ?? 1,
       maxBatchSize: 128,
+      onBatch: options.onAppendBatch,
       // One write per user or app state in a batch: they are written last,
       // in key order, so that batches cannot deadlock on them. Appends to one
       // session may share a batch; they run in order.
@@ -327,6 +334,7 @@ export class SessionStore {
     const forked = await forkSession(this.db, key, input, this.#policies.liveSince(key.appName));
     if (!forked) return undefined;
     // The copies are new rows of the log: wide tails deliver them.
+    this.eventsStored += Number(forked.seq);
     if (forked.seq > 0n) this.#observer.appended();
     return (await this.getSession({ ...key, sessionId: forked.id }, { numRecent: 0 }))?.session;
   }
@@ -528,7 +536,13 @@ export class SessionStore {
           ${limits.map((l) => l.maxStateBytes)}::int[]
         )`.execute(this.db);
     if (rows.length !== batch.length) throw new Error(`append: ${rows.length} outcomes for ${batch.length} appends`);
-    if (rows.some((row) => row.o_outcome === "ok")) this.#observer.appended();
+    let stored = 0;
+    for (const row of rows) {
+      this.appendOutcomes.set(row.o_outcome, (this.appendOutcomes.get(row.o_outcome) ?? 0) + 1);
+      if (row.o_outcome === "ok") stored++;
+    }
+    this.eventsStored += stored;
+    if (stored > 0) this.#observer.appended();
     return rows.map((row, i) =>
       settleNow(() => this.#outcome(batch[i] as PendingAppend, events[i] as Event, bodies[i] as Uint8Array, row)),
     );

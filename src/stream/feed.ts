@@ -69,6 +69,16 @@ export class EventFeed {
     return this.#count;
   }
 
+  /** Open tails by what they follow (for metrics; counted at a scrape, not per event). */
+  subscribersByScope(): { session: number; user: number; app: number } {
+    const sum = (map: Map<unknown, Set<FeedSubscriber>>) => {
+      let n = 0;
+      for (const set of map.values()) n += set.size;
+      return n;
+    };
+    return { session: sum(this.#bySession), user: sum(this.#byUser), app: sum(this.#byApp) };
+  }
+
   /** Timers the feed holds; zero when nobody listens. */
   get timerCount(): number {
     return (this.#retryTimer ? 1 : 0) + (this.#pollTimer ? 1 : 0);

@@ -38,6 +38,8 @@ export class PgNotifications {
   #backoffMs = 0;
   #timer: NodeJS.Timeout | undefined;
   #connecting: Promise<void> | undefined;
+  /** Times the LISTEN connection came back after it was lost (for metrics). */
+  reconnects = 0;
 
   constructor(url: string, logger: Logger, handlers: NotificationHandlers) {
     this.#url = url;
@@ -113,6 +115,7 @@ export class PgNotifications {
       this.#backoffMs = 0;
       if (isReconnect) {
         this.#logger.info("LISTEN connection re-established");
+        this.reconnects++;
         this.#handlers.reconnected();
       }
     } catch (err) {
