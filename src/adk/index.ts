@@ -2,4 +2,5 @@
 // the server never loads @google/adk (an optional peer dependency).
 
 export { contentFromProto, contentToProto, eventFromProto, eventToProto } from "./event-convert.js";
+export { GrpcMemoryService, type GrpcMemoryServiceOptions } from "./memory-service.js";
 export { GrpcSessionService } from "./session-service.js";

@@ -1,6 +1,7 @@
 import { clone, isMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor, type UnaryRequest } from "@connectrpc/connect";
 import { parseTimeout } from "@connectrpc/connect/protocol-grpc";
+import { AddMemoriesRequestSchema, MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { AppendEventRequestSchema, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 
 /**
@@ -32,6 +33,12 @@ export const defaultRetryPolicy = { maxAttempts: 5, initialBackoffMs: 200, maxBa
  * and `duplicate` set, writing nothing). CreateSession is not among them: a
  * repeat could create a second session, or answer ALREADY_EXISTS for the one
  * the first try created. StreamEvents is resumed by the caller from its cursor.
+ *
+ * Every MemoryService call is among them: reads and deletes; ingestion, which
+ * the server keys by session and event id (an event without an id by its
+ * content), so a repeat adds nothing; and AddMemories, whose entries the
+ * client gives ids before the first try (an entry with a known id is
+ * replaced by the same entry).
  */
 export const RETRIED_METHODS: ReadonlySet<string> = new Set(
   [
@@ -42,13 +49,22 @@ export const RETRIED_METHODS: ReadonlySet<string> = new Set(
     SessionService.method.appendEvent,
     SessionService.method.deleteSession,
     SessionService.method.eraseUserData,
+    MemoryService.method.addSessionToMemory,
+    MemoryService.method.addEventsToMemory,
+    MemoryService.method.addMemories,
+    MemoryService.method.searchMemory,
+    MemoryService.method.listMemories,
+    MemoryService.method.getMemory,
+    MemoryService.method.deleteMemory,
+    MemoryService.method.deleteSessionMemories,
   ].map((m) => m.name),
 );
 
 /**
  * Unary calls only (streams pass through untouched, with no deadline unless
  * the call sets one): a default deadline over all tries, an event id on
- * appends before the first try, and retries per the policy.
+ * appends and memory ids on AddMemories before the first try, and retries
+ * per the policy.
  */
 export function unaryCallPolicy(defaultTimeoutMs: number | undefined, policy: RetryPolicy): Interceptor {
   const maxAttempts = Math.max(1, policy.maxAttempts ?? defaultRetryPolicy.maxAttempts);
@@ -57,7 +73,7 @@ export function unaryCallPolicy(defaultTimeoutMs: number | undefined, policy: Re
   const retryable = new Set(policy.retryableCodes ?? [Code.Unavailable]);
   return (next) => async (req) => {
     if (req.stream) return next(req);
-    const unary = withEventId(req);
+    const unary = withMemoryIds(withEventId(req));
     const timeoutMs = callTimeoutMs(unary) ?? defaultTimeoutMs;
     const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
     const controller = new AbortController();
@@ -128,6 +144,15 @@ function withEventId(req: UnaryRequest): UnaryRequest {
   // caller's message is left as it was.
   const message = clone(AppendEventRequestSchema, req.message);
   if (message.event) message.event.id = crypto.randomUUID();
+  return { ...req, message } as UnaryRequest;
+}
+
+function withMemoryIds(req: UnaryRequest): UnaryRequest {
+  if (!isMessage(req.message, AddMemoriesRequestSchema) || req.message.memories.every((m) => m.id !== "")) return req;
+  // As for appends: ids fixed before the first try make every try the same
+  // write, where ids made by the server would store an entry once per try.
+  const message = clone(AddMemoriesRequestSchema, req.message);
+  for (const m of message.memories) if (m.id === "") m.id = crypto.randomUUID();
   return { ...req, message } as UnaryRequest;
 }
 

@@ -47,6 +47,12 @@ var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 5, InitialBackoff: 200 * time.
 // CreateSession is not among them: a repeat could create a second session,
 // or answer ALREADY_EXISTS for the one the first try created. StreamEvents
 // is resumed by the caller from its cursor.
+//
+// Every MemoryService call is among them: reads and deletes; ingestion, which
+// the server keys by session and event id (an event without an id by its
+// content), so a repeat adds nothing; and AddMemories, whose entries the
+// client gives ids before the first try (an entry with a known id is
+// replaced by the same entry).
 var RetriedMethods = []string{
 	sessionstorev1.SessionService_GetSession_FullMethodName,
 	sessionstorev1.SessionService_ListSessions_FullMethodName,
@@ -55,6 +61,14 @@ var RetriedMethods = []string{
 	sessionstorev1.SessionService_AppendEvent_FullMethodName,
 	sessionstorev1.SessionService_DeleteSession_FullMethodName,
 	sessionstorev1.SessionService_EraseUserData_FullMethodName,
+	sessionstorev1.MemoryService_AddSessionToMemory_FullMethodName,
+	sessionstorev1.MemoryService_AddEventsToMemory_FullMethodName,
+	sessionstorev1.MemoryService_AddMemories_FullMethodName,
+	sessionstorev1.MemoryService_SearchMemory_FullMethodName,
+	sessionstorev1.MemoryService_ListMemories_FullMethodName,
+	sessionstorev1.MemoryService_GetMemory_FullMethodName,
+	sessionstorev1.MemoryService_DeleteMemory_FullMethodName,
+	sessionstorev1.MemoryService_DeleteSessionMemories_FullMethodName,
 }
 
 // WithRetry replaces DefaultRetryPolicy; RetryPolicy{MaxAttempts: 1} turns
@@ -90,6 +104,18 @@ func retryUnary(p RetryPolicy) grpc.UnaryClientInterceptor {
 			// append; the caller's message is left as it was.
 			in = proto.Clone(in).(*sessionstorev1.AppendEventRequest)
 			in.Event.Id = uuid.NewString()
+			req = in
+		}
+		if in, ok := req.(*sessionstorev1.AddMemoriesRequest); ok && slices.ContainsFunc(in.GetMemories(), func(m *sessionstorev1.Memory) bool { return m.GetId() == "" }) {
+			// As for appends: ids fixed before the first try make every try
+			// the same write, where ids made by the server would store an
+			// entry once per try.
+			in = proto.Clone(in).(*sessionstorev1.AddMemoriesRequest)
+			for _, m := range in.Memories {
+				if m.GetId() == "" {
+					m.Id = uuid.NewString()
+				}
+			}
 			req = in
 		}
 		attempts := 1

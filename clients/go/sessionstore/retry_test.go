@@ -3,6 +3,7 @@ package sessionstore_test
 import (
 	"context"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -204,5 +205,139 @@ func TestOnlyIdempotentCallsAreRetried(t *testing.T) {
 	want := pb.SessionService_GetUserState_FullMethodName
 	if seen := r.seen(); len(seen) != 2 || seen[0] != want || seen[1] != want {
 		t.Fatalf("retries = %v; want two of GetUserState (three tries)", seen)
+	}
+}
+
+func TestAddMemoriesWhoseAnswerWasLostStoresEachEntryOnce(t *testing.T) {
+	direct := pb.NewMemoryServiceClient(dial(t).Conn())
+	ctx := t.Context()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := faultproxy.Start(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	r := newRetries()
+	c, err := sessionstore.Dial(ctx, proxy.Addr(), sessionstore.WithRetry(patient(r)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	memory := pb.NewMemoryServiceClient(c.Conn())
+
+	list := &pb.ListMemoriesRequest{AppName: uniq("app"), UserId: "u1"}
+	if _, err := memory.ListMemories(ctx, list); err != nil { // connected through the proxy
+		t.Fatal(err)
+	}
+	proxy.HoldAnswers()
+	text := &pb.Part{Data: &pb.Part_Text{Text: "I live in Lyon."}}
+	in := &pb.AddMemoriesRequest{AppName: list.AppName, UserId: "u1", Memories: []*pb.Memory{{Author: "user", Content: &pb.Content{Parts: []*pb.Part{text}}}}}
+	done := make(chan error, 1)
+	var resp *pb.AddMemoriesResponse
+	go func() {
+		var err error
+		resp, err = memory.AddMemories(ctx, in)
+		done <- err
+	}()
+	for {
+		got, err := direct.ListMemories(ctx, list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.GetMemories()) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	proxy.Cut() // the answer is lost; the client sees UNAVAILABLE and retries
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if in.GetMemories()[0].GetId() != "" {
+		t.Fatalf("the request was changed: %v", in)
+	}
+	seen := r.seen()
+	if len(seen) == 0 {
+		t.Fatal("no retry: the lost answer did not reach the retry path")
+	}
+	for _, m := range seen {
+		if m != pb.MemoryService_AddMemories_FullMethodName {
+			t.Fatalf("retries = %v; want AddMemories only", seen)
+		}
+	}
+	got, err := direct.ListMemories(ctx, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := got.GetMemories(); len(ms) != 1 || ms[0].GetId() != resp.GetMemories()[0].GetId() {
+		t.Fatalf("stored memories = %v; want exactly one", ms)
+	}
+}
+
+func TestEveryMemoryCallIsRetried(t *testing.T) {
+	r := newRetries()
+	policy := sessionstore.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, OnRetry: r.onRetry}
+	// Nothing listens on port 1.
+	c, err := sessionstore.Dial(t.Context(), "127.0.0.1:1", sessionstore.WithLazyConnect(), sessionstore.WithRetry(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m := pb.NewMemoryServiceClient(c.Conn())
+	ctx := t.Context()
+	calls := []func() error{
+		func() error {
+			_, err := m.AddSessionToMemory(ctx, &pb.AddSessionToMemoryRequest{AppName: "a", UserId: "u1", SessionId: "s"})
+			return err
+		},
+		func() error {
+			_, err := m.AddEventsToMemory(ctx, &pb.AddEventsToMemoryRequest{AppName: "a", UserId: "u1"})
+			return err
+		},
+		func() error {
+			_, err := m.AddMemories(ctx, &pb.AddMemoriesRequest{AppName: "a", UserId: "u1", Memories: []*pb.Memory{{}}})
+			return err
+		},
+		func() error {
+			_, err := m.SearchMemory(ctx, &pb.SearchMemoryRequest{AppName: "a", UserId: "u1", Query: "q"})
+			return err
+		},
+		func() error {
+			_, err := m.ListMemories(ctx, &pb.ListMemoriesRequest{AppName: "a", UserId: "u1"})
+			return err
+		},
+		func() error {
+			_, err := m.GetMemory(ctx, &pb.GetMemoryRequest{AppName: "a", UserId: "u1", MemoryId: "m"})
+			return err
+		},
+		func() error {
+			_, err := m.DeleteMemory(ctx, &pb.DeleteMemoryRequest{AppName: "a", UserId: "u1", MemoryId: "m"})
+			return err
+		},
+		func() error {
+			_, err := m.DeleteSessionMemories(ctx, &pb.DeleteSessionMemoriesRequest{AppName: "a", UserId: "u1", SessionId: "s"})
+			return err
+		},
+	}
+	for i, call := range calls {
+		if err := call(); status.Code(err) != codes.Unavailable {
+			t.Fatalf("call %d: %v, want UNAVAILABLE", i, err)
+		}
+	}
+	want := []string{
+		pb.MemoryService_AddSessionToMemory_FullMethodName,
+		pb.MemoryService_AddEventsToMemory_FullMethodName,
+		pb.MemoryService_AddMemories_FullMethodName,
+		pb.MemoryService_SearchMemory_FullMethodName,
+		pb.MemoryService_ListMemories_FullMethodName,
+		pb.MemoryService_GetMemory_FullMethodName,
+		pb.MemoryService_DeleteMemory_FullMethodName,
+		pb.MemoryService_DeleteSessionMemories_FullMethodName,
+	}
+	if seen := r.seen(); !slices.Equal(seen, want) {
+		t.Fatalf("retries = %v; want one of each: %v", seen, want)
 	}
 }

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import uuid
 import weakref
 from collections.abc import Sequence
 from typing import Any, TypeVar
@@ -12,9 +14,12 @@ from google.protobuf.message import Message
 
 from sessionstore.v1 import memory_service_pb2 as pb
 from sessionstore.v1.memory_service_pb2_grpc import MemoryServiceStub
+from sessionstore_client.retry import RETRIED_METHODS, RetryPolicy
 
 _Request = TypeVar("_Request", bound=Message)
 _DEFAULT: Any = object()
+
+logger = logging.getLogger(__name__)
 
 
 class MemoryClient:
@@ -22,6 +27,10 @@ class MemoryClient:
 
     Each method takes a request message or its fields as keyword arguments and
     returns the response message; failures raise `grpc.aio.AioRpcError`.
+    Every call that fails with UNAVAILABLE is tried again as `retry` says,
+    within the call's deadline (see RETRIED_METHODS); add_memories gives an
+    entry without an id a fresh UUID before the first try, so a repeat
+    replaces the entry the first try stored instead of adding a second.
 
         async with MemoryClient("127.0.0.1:50051") as memory:
             found = await memory.search_memory(app_name="support", user_id="u_42", query="shipping address")
@@ -35,11 +44,19 @@ class MemoryClient:
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] = (),
         metadata: Sequence[tuple[str, str]] = (),
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
+        self.retry = retry or RetryPolicy()
         self._credentials = credentials
-        self._options = list(options)
+        # The channel reconnects no slower than calls retry; the caller's own
+        # options win.
+        defaults: dict[str, Any] = {
+            "grpc.initial_reconnect_backoff_ms": int(self.retry.initial_backoff * 1000),
+            "grpc.max_reconnect_backoff_ms": int(self.retry.max_backoff * 1000),
+        }
+        self._options = list({**defaults, **dict(options)}.items())
         self._metadata = tuple(metadata)
         # One channel per event loop, as in SessionStoreClient: a grpc.aio
         # channel belongs to the loop it was made on.
@@ -82,7 +99,17 @@ class MemoryClient:
     async def add_memories(
         self, request: pb.AddMemoriesRequest | None = None, *, timeout: float | None = _DEFAULT, **fields: Any
     ) -> pb.AddMemoriesResponse:
-        return await self._unary("AddMemories", _request(pb.AddMemoriesRequest, request, fields), timeout)
+        message = _request(pb.AddMemoriesRequest, request, fields)
+        if any(not m.id for m in message.memories):
+            # Fixed before the first try, so that every try is the same
+            # write; the caller's message is left as it was.
+            fixed = pb.AddMemoriesRequest()
+            fixed.CopyFrom(message)
+            for m in fixed.memories:
+                if not m.id:
+                    m.id = str(uuid.uuid4())
+            message = fixed
+        return await self._unary("AddMemories", message, timeout)
 
     async def search_memory(
         self, request: pb.SearchMemoryRequest | None = None, *, timeout: float | None = _DEFAULT, **fields: Any
@@ -113,7 +140,33 @@ class MemoryClient:
 
     async def _unary(self, method: str, request: Message, timeout: float | None) -> Any:
         call = getattr(self.stub, method)
-        return await call(request, timeout=self.timeout if timeout is _DEFAULT else timeout, metadata=self._metadata)
+        if timeout is _DEFAULT:
+            timeout = self.timeout
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        max_attempts = self.retry.max_attempts if method in RETRIED_METHODS else 1
+        attempt = 1
+        while True:
+            left = None if deadline is None else max(deadline - loop.time(), 0.0)
+            try:
+                return await call(request, timeout=left, metadata=self._metadata)
+            except grpc.aio.AioRpcError as e:
+                if attempt >= max_attempts or e.code() not in self.retry.retryable_codes:
+                    raise
+                wait = self.retry.backoff(attempt)
+                if deadline is not None and loop.time() + wait >= deadline:
+                    raise
+                logger.info(
+                    "sessionstore: %s failed with %s (try %d of %d); retrying in %.3f s",
+                    method,
+                    e.code().name,
+                    attempt,
+                    max_attempts,
+                    wait,
+                    extra={"sessionstore_method": method, "sessionstore_attempt": attempt},
+                )
+                await asyncio.sleep(wait)
+                attempt += 1
 
 
 def _request(cls: type[_Request], request: _Request | None, fields: dict[str, Any]) -> _Request:

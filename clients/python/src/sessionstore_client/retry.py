@@ -14,6 +14,12 @@ import grpc
 # them: a repeat could create a second session, or answer ALREADY_EXISTS for
 # the one the first try created. StreamEvents is resumed by the caller from
 # its cursor.
+#
+# Every MemoryService call is among them: reads and deletes; ingestion, which
+# the server keys by session and event id (an event without an id by its
+# content), so a repeat adds nothing; and AddMemories, whose entries the
+# client gives ids before the first try (an entry with a known id is replaced
+# by the same entry).
 RETRIED_METHODS = frozenset(
     {
         "GetSession",
@@ -23,6 +29,14 @@ RETRIED_METHODS = frozenset(
         "AppendEvent",
         "DeleteSession",
         "EraseUserData",
+        "AddSessionToMemory",
+        "AddEventsToMemory",
+        "AddMemories",
+        "SearchMemory",
+        "ListMemories",
+        "GetMemory",
+        "DeleteMemory",
+        "DeleteSessionMemories",
     }
 )
 
