@@ -4,6 +4,11 @@ import type { SessionStore } from "../storage/session-store.js";
 
 const BATCH = 500;
 
+/** Another store whose rows expire by the same per-app time-to-live (LangGraph threads). */
+export interface Expiring {
+  sweepExpired(scope: { appName: string } | { except: string[] }, cutoff: bigint, batch: number): Promise<number>;
+}
+
 /**
  * Deletes expired sessions in the background. Reads already treat them as
  * gone; sweeping reclaims their rows and ends their tails. Every replica may
@@ -13,11 +18,13 @@ export class Sweeper {
   readonly #store: SessionStore;
   readonly #policies: PolicySet;
   readonly #logger: Logger;
+  readonly #others: readonly Expiring[];
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
 
-  constructor(store: SessionStore, policies: PolicySet, logger: Logger) {
+  constructor(store: SessionStore, policies: PolicySet, logger: Logger, others: readonly Expiring[] = []) {
     this.#store = store;
+    this.#others = others;
     this.#policies = policies;
     this.#logger = logger;
   }
@@ -68,7 +75,13 @@ export class Sweeper {
     for (;;) {
       const deleted = await this.#store.sweepExpired(scope, cutoff, BATCH);
       total += deleted;
-      if (deleted < BATCH) return total;
+      if (deleted < BATCH) break;
     }
+    for (const other of this.#others) {
+      for (;;) {
+        if ((await other.sweepExpired(scope, cutoff, BATCH)) < BATCH) break;
+      }
+    }
+    return total;
   }
 }

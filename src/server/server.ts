@@ -7,6 +7,7 @@ import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@conne
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { file_grpc_health_v1_health, Health } from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { file_grpc_reflection_v1_reflection, ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
+import { CheckpointService, file_sessionstore_v1_checkpoint_service } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
 import { file_sessionstore_v1_event } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { file_sessionstore_v1_session } from "../../gen/ts/sessionstore/v1/session_pb.js";
 import { file_sessionstore_v1_session_service, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
@@ -19,9 +20,11 @@ import { loadPolicy } from "../policy/app-policy.js";
 import { RedactorSet } from "../redact/redactor.js";
 import { reflectionServiceImpl } from "../reflection/reflection-service.js";
 import { Sweeper } from "../retention/sweeper.js";
+import { checkpointServiceImpl } from "../rpc/checkpoint-service.js";
 import { errorInterceptor } from "../rpc/errors.js";
 import { reclassifyParseErrors } from "../rpc/parse-errors.js";
 import { sessionServiceImpl } from "../rpc/session-service.js";
+import { CheckpointStore } from "../storage/checkpoint-store.js";
 import { type OpenDatabase, openDatabase } from "../storage/database.js";
 import { SessionStore } from "../storage/session-store.js";
 import { StreamHub } from "../stream/hub.js";
@@ -58,6 +61,7 @@ const files = [
   file_sessionstore_v1_event,
   file_sessionstore_v1_session,
   file_sessionstore_v1_session_service,
+  file_sessionstore_v1_checkpoint_service,
   file_grpc_health_v1_health,
   file_grpc_reflection_v1_reflection,
 ];
@@ -99,10 +103,11 @@ export async function startServer(config: Config, options: StartOptions): Promis
     if (!options.database) await database.close();
     throw err;
   }
-  const sweeper = new Sweeper(store, policies, logger);
+  const checkpoints = new CheckpointStore(database.db, policies);
+  const sweeper = new Sweeper(store, policies, logger, [checkpoints]);
   sweeper.start(config.sweepIntervalMs);
-  const health = new HealthRegistry([SessionService.typeName]);
-  const serviceNames = [SessionService.typeName, Health.typeName, ServerReflection.typeName];
+  const health = new HealthRegistry([SessionService.typeName, CheckpointService.typeName]);
+  const serviceNames = [SessionService.typeName, CheckpointService.typeName, Health.typeName, ServerReflection.typeName];
 
   const shutdown = new AbortController();
   // Connect links every in-flight call to this signal: a thousand open tails
@@ -118,6 +123,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
         streams: { defaultHeartbeatMs: config.heartbeatMs, tailCapacity: config.tailBuffer, readBatch: 500 },
       }),
     ),
+    serviceRoute(CheckpointService, checkpointServiceImpl(checkpoints)),
     serviceRoute(Health, healthServiceImpl(health)),
     serviceRoute(ServerReflection, reflectionServiceImpl(files, serviceNames)),
   ];
