@@ -14,6 +14,7 @@ import {
   type ServerReflectionRequest,
   type ServerReflectionResponse,
 } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
+import { CheckpointService } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
 import { file_sessionstore_v1_session_service, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract, expectCode } from "../support/contract.js";
 import { unique } from "../support/ids.js";
@@ -35,7 +36,7 @@ describeContract("grpc.health.v1", (t, backend) => {
 
   it("lists every status", async () => {
     const { statuses } = await health.list({});
-    expect(Object.keys(statuses).sort()).toEqual(["", "sessionstore.v1.SessionService"]);
+    expect(Object.keys(statuses).sort()).toEqual(["", "sessionstore.v1.CheckpointService", "sessionstore.v1.SessionService"]);
     for (const res of Object.values(statuses)) expect(res.status).toBe(Status.SERVING);
   });
 
@@ -122,11 +123,16 @@ describeContract("grpc.reflection.v1", (t) => {
     reflection = createClient(ServerReflection, createGrpcTransport({ baseUrl: t().server.url }));
   });
 
-  it("lists the three services", async () => {
+  it("lists the services", async () => {
     const [res] = await reflect(reflection, [{ case: "listServices", value: "" }]);
     expect(res?.messageResponse.case).toBe("listServicesResponse");
     const names = res?.messageResponse.case === "listServicesResponse" ? res.messageResponse.value.service.map((s) => s.name) : [];
-    expect(names.sort()).toEqual(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "sessionstore.v1.SessionService"]);
+    expect(names.sort()).toEqual([
+      "grpc.health.v1.Health",
+      "grpc.reflection.v1.ServerReflection",
+      "sessionstore.v1.CheckpointService",
+      "sessionstore.v1.SessionService",
+    ]);
   });
 
   it("describes SessionService with its dependencies, enough to rebuild the whole schema", async () => {
@@ -216,6 +222,7 @@ describeContract("grpc.reflection.v1", (t) => {
       expect(methods).toEqual(
         SessionService.methods
           .map((m) => `sessionstore.v1.SessionService/${m.name}`)
+          .concat(CheckpointService.methods.map((m) => `sessionstore.v1.CheckpointService/${m.name}`))
           .concat([
             "grpc.health.v1.Health/Check",
             "grpc.health.v1.Health/List",
