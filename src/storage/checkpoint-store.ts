@@ -92,23 +92,9 @@ export type PruneStrategy = "keep_latest" | "delete";
 /** Metadata keys that mark a thread whose channels LangGraph rebuilds from older checkpoints' writes. */
 const DELTA_MARKERS = ["counters_since_delta_snapshot", "delta_writes_versioned"];
 
-interface CheckpointRow {
-  thread_pk: bigint;
-  thread_id: string;
-  checkpoint_ns: string;
-  checkpoint_id: string;
-  parent_checkpoint_id: string;
-  body_type: string;
-  body: Uint8Array;
-  channel_versions: Record<string, string>;
-  metadata_type: string;
-  metadata: Uint8Array;
-  metadata_json: string;
-  create_time_ns: bigint;
-}
-
+/** One row of #select: a checkpoint ("c", a = thread id, b = parent, c = metadata JSON), a value ("v", a = channel, b = version) or a write ("w", a = task id, b = channel, c = task path). */
 interface PartRow {
-  kind: "v" | "w";
+  kind: "c" | "v" | "w";
   thread_pk: bigint;
   checkpoint_ns: string;
   checkpoint_id: string;
@@ -118,6 +104,10 @@ interface PartRow {
   idx: number | null;
   type: string | null;
   data: Uint8Array | null;
+  channel_versions: Record<string, string> | null;
+  metadata_type: string | null;
+  metadata: Uint8Array | null;
+  create_time_ns: bigint | null;
 }
 
 export class CheckpointStore {
@@ -141,84 +131,99 @@ export class CheckpointStore {
   }
 
   /**
-   * The thread's key, created when missing, its write time moved on, and its
-   * row locked until the transaction ends. An expired thread is deleted
-   * first: what retention took does not come back with the next write.
+   * What retention took does not come back with the next write: an expired
+   * thread is deleted before a write upserts it. On its own (not in the
+   * write's statement), as the sweeper would do it anyway.
    */
-  async #lockThread(trx: Transaction<Database>, key: ThreadKey, now: bigint): Promise<bigint> {
+  async #dropIfExpired(db: Kysely<Database> | Transaction<Database>, key: ThreadKey): Promise<void> {
     const cutoff = this.#liveSince(key.appName);
-    if (cutoff !== undefined) {
-      await sql`
-        DELETE FROM checkpoint_threads
-        WHERE app_name = ${key.appName} AND user_id = ${key.userId} AND thread_id = ${key.threadId} AND update_time_ns < ${cutoff}`.execute(
-        trx,
-      );
-    }
-    const { rows } = await sql<{ pk: bigint }>`
+    if (cutoff === undefined) return;
+    await sql`
+      DELETE FROM checkpoint_threads
+      WHERE app_name = ${key.appName} AND user_id = ${key.userId} AND thread_id = ${key.threadId} AND update_time_ns < ${cutoff}`.execute(
+      db,
+    );
+  }
+
+  /**
+   * The thread's row, created when missing and its write time moved on: as a
+   * CTE, so a write is one statement, and the row stays locked until the
+   * statement's transaction ends.
+   */
+  #upsertThread(key: ThreadKey, now: bigint): RawBuilder<unknown> {
+    return sql`
       INSERT INTO checkpoint_threads (app_name, user_id, thread_id, create_time_ns, update_time_ns)
       VALUES (${key.appName}, ${key.userId}, ${key.threadId}, ${now}, ${now})
       ON CONFLICT ON CONSTRAINT checkpoint_threads_key
       DO UPDATE SET update_time_ns = GREATEST(checkpoint_threads.update_time_ns, EXCLUDED.update_time_ns)
-      RETURNING pk`.execute(trx);
+      RETURNING pk`;
+  }
+
+  async #lockThread(trx: Transaction<Database>, key: ThreadKey, now: bigint): Promise<bigint> {
+    await this.#dropIfExpired(trx, key);
+    const { rows } = await sql<{ pk: bigint }>`${this.#upsertThread(key, now)}`.execute(trx);
     const pk = rows[0]?.pk;
     if (pk === undefined) throw new Error("thread upsert returned no row");
     return pk;
   }
 
+  /** One statement: the thread, the new values (a version's value never changes), the checkpoint. */
   async putCheckpoint(input: PutCheckpointInput): Promise<void> {
+    await this.#dropIfExpired(this.#db, input.key);
     const now = nowNs();
-    await this.#db.transaction().execute(async (trx) => {
-      const pk = await this.#lockThread(trx, input.key, now);
-      if (input.newValues.length > 0) {
-        // A (channel, version) is written once: the value a version names never changes.
-        const rows = input.newValues.map(
-          (v) => sql`(${pk}, ${input.checkpointNs}, ${v.channel}, ${v.version}, ${v.value?.type ?? null}, ${v.value?.data ?? null})`,
-        );
-        await sql`
-          INSERT INTO checkpoint_values (thread_pk, checkpoint_ns, channel, version, value_type, value)
-          VALUES ${sql.join(rows)}
-          ON CONFLICT DO NOTHING`.execute(trx);
-      }
-      await sql`
-        INSERT INTO checkpoints (thread_pk, checkpoint_ns, checkpoint_id, parent_checkpoint_id, body_type, body,
-          channel_versions, metadata_type, metadata, metadata_json, run_id, create_time_ns)
-        VALUES (${pk}, ${input.checkpointNs}, ${input.checkpointId}, ${input.parentCheckpointId}, ${input.body.type}, ${input.body.data},
-          ${JSON.stringify(input.channelVersions)}::jsonb, ${input.metadata.type}, ${input.metadata.data}, ${input.metadataJson}::jsonb,
-          ${input.metadataJson}::jsonb ->> 'run_id', ${now})
-        ON CONFLICT (thread_pk, checkpoint_ns, checkpoint_id) DO UPDATE SET
-          body_type = EXCLUDED.body_type, body = EXCLUDED.body, channel_versions = EXCLUDED.channel_versions,
-          metadata_type = EXCLUDED.metadata_type, metadata = EXCLUDED.metadata, metadata_json = EXCLUDED.metadata_json,
-          run_id = EXCLUDED.run_id`.execute(trx);
-    });
+    const values =
+      input.newValues.length === 0
+        ? sql``
+        : sql`, v AS (
+            INSERT INTO checkpoint_values (thread_pk, checkpoint_ns, channel, version, value_type, value)
+            SELECT t.pk, ${input.checkpointNs}, x.channel, x.version, x.value_type, x.value
+            FROM t, (VALUES ${sql.join(
+              input.newValues.map(
+                (v) => sql`(${v.channel}::text, ${v.version}::text, ${v.value?.type ?? null}::text, ${v.value?.data ?? null}::bytea)`,
+              ),
+            )}) AS x (channel, version, value_type, value)
+            ON CONFLICT DO NOTHING
+          )`;
+    await sql`
+      WITH t AS (${this.#upsertThread(input.key, now)}) ${values}
+      INSERT INTO checkpoints (thread_pk, checkpoint_ns, checkpoint_id, parent_checkpoint_id, body_type, body,
+        channel_versions, metadata_type, metadata, metadata_json, run_id, create_time_ns)
+      SELECT t.pk, ${input.checkpointNs}, ${input.checkpointId}, ${input.parentCheckpointId}, ${input.body.type}, ${input.body.data},
+        ${JSON.stringify(input.channelVersions)}::jsonb, ${input.metadata.type}, ${input.metadata.data}, ${input.metadataJson}::jsonb,
+        ${input.metadataJson}::jsonb ->> 'run_id', ${now}
+      FROM t
+      ON CONFLICT (thread_pk, checkpoint_ns, checkpoint_id) DO UPDATE SET
+        body_type = EXCLUDED.body_type, body = EXCLUDED.body, channel_versions = EXCLUDED.channel_versions,
+        metadata_type = EXCLUDED.metadata_type, metadata = EXCLUDED.metadata, metadata_json = EXCLUDED.metadata_json,
+        run_id = EXCLUDED.run_id`.execute(this.#db);
   }
 
   async putWrites(input: PutWritesInput): Promise<void> {
     if (input.writes.length === 0) return;
-    const now = nowNs();
-    await this.#db.transaction().execute(async (trx) => {
-      const pk = await this.#lockThread(trx, input.key, now);
-      const rows = input.writes.map(
-        (w) =>
-          sql`(${pk}, ${input.checkpointNs}, ${input.checkpointId}, ${w.taskId}, ${w.idx}, ${w.taskPath}, ${w.channel}, ${w.value.type}, ${w.value.data})`,
-      );
-      const conflict = input.replace
-        ? sql`DO UPDATE SET channel = EXCLUDED.channel, value_type = EXCLUDED.value_type, value = EXCLUDED.value, task_path = EXCLUDED.task_path`
-        : sql`DO NOTHING`;
-      await sql`
-        INSERT INTO checkpoint_writes (thread_pk, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, value_type, value)
-        VALUES ${sql.join(rows)}
-        ON CONFLICT (thread_pk, checkpoint_ns, checkpoint_id, task_id, idx) ${conflict}`.execute(trx);
-    });
+    await this.#dropIfExpired(this.#db, input.key);
+    const rows = input.writes.map(
+      (w) =>
+        sql`(${w.taskId}::text, ${w.idx}::integer, ${w.taskPath}::text, ${w.channel}::text, ${w.value.type}::text, ${w.value.data}::bytea)`,
+    );
+    const conflict = input.replace
+      ? sql`DO UPDATE SET channel = EXCLUDED.channel, value_type = EXCLUDED.value_type, value = EXCLUDED.value, task_path = EXCLUDED.task_path`
+      : sql`DO NOTHING`;
+    await sql`
+      WITH t AS (${this.#upsertThread(input.key, nowNs())})
+      INSERT INTO checkpoint_writes (thread_pk, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, value_type, value)
+      SELECT t.pk, ${input.checkpointNs}, ${input.checkpointId}, x.task_id, x.idx, x.task_path, x.channel, x.value_type, x.value
+      FROM t, (VALUES ${sql.join(rows)}) AS x (task_id, idx, task_path, channel, value_type, value)
+      ON CONFLICT (thread_pk, checkpoint_ns, checkpoint_id, task_id, idx) ${conflict}`.execute(this.#db);
   }
 
   /** One checkpoint, or the latest of its namespace; undefined when there is none. */
   async getCheckpoint(key: ThreadKey, checkpointNs: string, checkpointId?: string): Promise<StoredCheckpoint | undefined> {
-    const rows = await this.#selectCheckpoints(
+    const found = await this.#select(
       sql`t.app_name = ${key.appName} AND t.user_id = ${key.userId} AND t.thread_id = ${key.threadId} AND ${this.#live(key.appName, "t")}
         AND c.checkpoint_ns = ${checkpointNs} ${checkpointId ? sql`AND c.checkpoint_id = ${checkpointId}` : sql``}`,
       1,
     );
-    return (await this.#withParts(rows))[0];
+    return found[0];
   }
 
   async listCheckpoints(q: ListCheckpointsQuery): Promise<StoredCheckpoint[]> {
@@ -233,61 +238,60 @@ export class CheckpointStore {
         sql`(c.checkpoint_id, t.thread_id, c.checkpoint_ns) < (${q.after.checkpointId}, ${q.after.threadId}, ${q.after.checkpointNs})`,
       );
     }
-    return this.#withParts(await this.#selectCheckpoints(sql.join(where, sql` AND `), q.limit));
-  }
-
-  async #selectCheckpoints(where: RawBuilder<unknown>, limit: number): Promise<CheckpointRow[]> {
-    const { rows } = await sql<CheckpointRow>`
-      SELECT c.thread_pk, t.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.body_type, c.body,
-        c.channel_versions, c.metadata_type, c.metadata, c.metadata_json::text AS metadata_json, c.create_time_ns
-      FROM checkpoints c JOIN checkpoint_threads t ON t.pk = c.thread_pk
-      WHERE ${where}
-      ORDER BY c.checkpoint_id DESC, t.thread_id DESC, c.checkpoint_ns DESC
-      LIMIT ${limit}`.execute(this.#db);
-    return rows;
+    return this.#select(sql.join(where, sql` AND `), q.limit);
   }
 
   /**
-   * The values each checkpoint's channel_versions name and its pending
-   * writes, for all the checkpoints in one statement.
+   * The matching checkpoints, newest first, each with the values its
+   * channel_versions name and its pending writes: one statement, whose rows
+   * are the checkpoints ("c"), their values ("v") and their writes ("w").
    */
-  async #withParts(rows: CheckpointRow[]): Promise<StoredCheckpoint[]> {
-    if (rows.length === 0) return [];
-    const wanted = sql.join(rows.map((r) => sql`(${r.thread_pk}::bigint, ${r.checkpoint_ns}::text, ${r.checkpoint_id}::text)`));
-    const { rows: parts } = await sql<PartRow>`
-      WITH wanted (thread_pk, checkpoint_ns, checkpoint_id) AS (VALUES ${wanted})
-      SELECT 'v' AS kind, c.thread_pk, c.checkpoint_ns, c.checkpoint_id, v.channel AS a, v.version AS b, NULL::text AS c,
-        NULL::integer AS idx, v.value_type AS type, v.value AS data
-      FROM wanted w
-      JOIN checkpoints c USING (thread_pk, checkpoint_ns, checkpoint_id)
-      CROSS JOIN LATERAL jsonb_each_text(c.channel_versions) AS cv
-      JOIN checkpoint_values v ON v.thread_pk = c.thread_pk AND v.checkpoint_ns = c.checkpoint_ns
+  async #select(where: RawBuilder<unknown>, limit: number): Promise<StoredCheckpoint[]> {
+    const { rows } = await sql<PartRow>`
+      WITH cp AS (
+        SELECT c.*, t.thread_id FROM checkpoints c JOIN checkpoint_threads t ON t.pk = c.thread_pk
+        WHERE ${where}
+        ORDER BY c.checkpoint_id DESC, t.thread_id DESC, c.checkpoint_ns DESC
+        LIMIT ${limit}
+      )
+      SELECT 'c' AS kind, cp.thread_pk, cp.checkpoint_ns, cp.checkpoint_id, cp.thread_id AS a, cp.parent_checkpoint_id AS b,
+        cp.metadata_json::text AS c, NULL::integer AS idx, cp.body_type AS type, cp.body AS data,
+        cp.channel_versions, cp.metadata_type, cp.metadata, cp.create_time_ns
+      FROM cp
+      UNION ALL
+      SELECT 'v', cp.thread_pk, cp.checkpoint_ns, cp.checkpoint_id, v.channel, v.version, NULL, NULL, v.value_type, v.value,
+        NULL, NULL, NULL, NULL
+      FROM cp
+      CROSS JOIN LATERAL jsonb_each_text(cp.channel_versions) AS cv
+      JOIN checkpoint_values v ON v.thread_pk = cp.thread_pk AND v.checkpoint_ns = cp.checkpoint_ns
         AND v.channel = cv.key AND v.version = cv.value
       UNION ALL
-      SELECT 'w', cw.thread_pk, cw.checkpoint_ns, cw.checkpoint_id, cw.task_id, cw.channel, cw.task_path, cw.idx, cw.value_type, cw.value
-      FROM wanted w
-      JOIN checkpoint_writes cw USING (thread_pk, checkpoint_ns, checkpoint_id)`.execute(this.#db);
+      SELECT 'w', cp.thread_pk, cp.checkpoint_ns, cp.checkpoint_id, cw.task_id, cw.channel, cw.task_path, cw.idx, cw.value_type, cw.value,
+        NULL, NULL, NULL, NULL
+      FROM cp
+      JOIN checkpoint_writes cw ON cw.thread_pk = cp.thread_pk AND cw.checkpoint_ns = cp.checkpoint_ns AND cw.checkpoint_id = cp.checkpoint_id`.execute(
+      this.#db,
+    );
     const byKey = new Map<string, StoredCheckpoint>();
-    const out = rows.map((r) => {
-      const cp: StoredCheckpoint = {
-        threadId: r.thread_id,
+    for (const r of rows) {
+      if (r.kind !== "c") continue;
+      byKey.set(partKey(r.thread_pk, r.checkpoint_ns, r.checkpoint_id), {
+        threadId: r.a,
         checkpointNs: r.checkpoint_ns,
         checkpointId: r.checkpoint_id,
-        parentCheckpointId: r.parent_checkpoint_id,
-        body: { type: r.body_type, data: r.body },
-        channelVersions: r.channel_versions,
-        metadata: { type: r.metadata_type, data: r.metadata },
-        metadataJson: r.metadata_json,
+        parentCheckpointId: r.b,
+        body: { type: r.type ?? "", data: r.data ?? new Uint8Array() },
+        channelVersions: r.channel_versions ?? {},
+        metadata: { type: r.metadata_type ?? "", data: r.metadata ?? new Uint8Array() },
+        metadataJson: r.c ?? "{}",
         values: [],
         writes: [],
-        createTimeNs: r.create_time_ns,
-      };
-      byKey.set(partKey(r.thread_pk, r.checkpoint_ns, r.checkpoint_id), cp);
-      return cp;
-    });
-    for (const p of parts) {
+        createTimeNs: r.create_time_ns ?? 0n,
+      });
+    }
+    for (const p of rows) {
       const cp = byKey.get(partKey(p.thread_pk, p.checkpoint_ns, p.checkpoint_id));
-      if (!cp) continue;
+      if (!cp || p.kind === "c") continue;
       if (p.kind === "v") {
         cp.values.push({
           channel: p.a,
@@ -304,8 +308,16 @@ export class CheckpointStore {
         });
       }
     }
-    // LangGraph applies a step's writes in this order (writes_sort_key);
-    // compared as code points, as Python compares strings.
+    const out = [...byKey.values()];
+    // Newest first as the query ordered them (ids are COLLATE "C": byte
+    // order, which is code point order); writes in LangGraph's
+    // writes_sort_key order, as Python compares strings.
+    out.sort(
+      (x, y) =>
+        compareCodePoints(y.checkpointId, x.checkpointId) ||
+        compareCodePoints(y.threadId, x.threadId) ||
+        compareCodePoints(y.checkpointNs, x.checkpointNs),
+    );
     for (const cp of out) {
       cp.writes.sort((x, y) => compareCodePoints(x.taskPath, y.taskPath) || compareCodePoints(x.taskId, y.taskId) || x.idx - y.idx);
     }
