@@ -2,6 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Health } from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
+import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { APP_PREFIX } from "../domain/state.js";
 import type { Logger } from "../log/logger.js";
@@ -13,11 +14,21 @@ import type { TokenGrant, TokenStore } from "./tokens.js";
 const READS = new Set(["GetSession", "ListSessions", "ListEvents", "GetUserState", "StreamEvents"]);
 const WRITES = new Set(["CreateSession", "DeleteSession", "AppendEvent", "EraseUserData"]);
 
+// MemoryService, by the same rules: every request names its app and user;
+// read-only tokens may search, list and read entries, not add or delete.
+const MEMORY_READS = new Set(["SearchMemory", "ListMemories", "GetMemory"]);
+const MEMORY_WRITES = new Set(["AddSessionToMemory", "AddEventsToMemory", "AddMemories", "DeleteMemory", "DeleteSessionMemories"]);
+
+const RULES: ReadonlyMap<string, { reads: ReadonlySet<string>; writes: ReadonlySet<string> }> = new Map([
+  [SessionService.typeName, { reads: READS, writes: WRITES }],
+  [MemoryService.typeName, { reads: MEMORY_READS, writes: MEMORY_WRITES }],
+]);
+
 // Load balancers and tooling call these without credentials; they reveal
 // neither sessions nor state.
 const PUBLIC_SERVICES = new Set([Health.typeName, ServerReflection.typeName]);
 
-/** The fields of a request that authorization reads; every SessionService request has them. */
+/** The fields of a request that authorization reads; every SessionService and MemoryService request has them. */
 interface Addressed {
   appName?: string;
   userId?: string;
@@ -37,10 +48,11 @@ export function authInterceptor(tokens: TokenStore, logger: Logger): Interceptor
     if (PUBLIC_SERVICES.has(req.service.typeName)) return next(req);
     const grant = authenticate(tokens, req.header.get("authorization"));
     const method = req.method.name;
-    if (req.service.typeName !== SessionService.typeName || !(READS.has(method) || WRITES.has(method))) {
+    const rules = RULES.get(req.service.typeName);
+    if (!rules || !(rules.reads.has(method) || rules.writes.has(method))) {
       throw new ConnectError(`no authorization rule covers ${req.service.typeName}/${method}`, Code.PermissionDenied);
     }
-    const check = (message: Addressed) => authorize(grant, method, message, logger);
+    const check = (message: Addressed) => authorize(grant, method, message, logger, rules.writes);
     if (!req.stream) {
       check(req.message as Addressed);
       return next(req);
@@ -63,7 +75,7 @@ function authenticate(tokens: TokenStore, header: string | null): TokenGrant {
   return grant;
 }
 
-export function authorize(grant: TokenGrant, method: string, req: Addressed, logger?: Logger): void {
+export function authorize(grant: TokenGrant, method: string, req: Addressed, logger?: Logger, writes: ReadonlySet<string> = WRITES): void {
   const appName = req.appName ?? "";
   const userId = req.userId ?? "";
   const deny = (why: string) => {
@@ -74,7 +86,7 @@ export function authorize(grant: TokenGrant, method: string, req: Addressed, log
   if (grant.user !== undefined && userId !== grant.user) {
     throw deny(userId === "" ? "this token is limited to one user; set user_id" : `this token does not grant user "${userId}"`);
   }
-  if (WRITES.has(method)) {
+  if (writes.has(method)) {
     if (grant.readOnly) throw deny("this token is read-only");
     if (grant.user !== undefined && (hasAppKeys(req.state) || hasAppKeys(req.event?.actions?.stateDelta))) {
       throw deny("only a token for the whole app may write app: state");

@@ -3,6 +3,7 @@ import * as m0001 from "./0001_initial.js";
 import * as m0002 from "./0002_event_positions.js";
 import * as m0003 from "./0003_retention.js";
 import * as m0004 from "./0004_append_function.js";
+import * as m0006 from "./0006_memory.js";
 
 // Numbered and append-only: a released migration is never edited, a change
 // is a new file. Names sort in the order they run.
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   "0002_event_positions": m0002,
   "0003_retention": m0003,
   "0004_append_function": m0004,
+  "0006_memory": m0006,
 };
