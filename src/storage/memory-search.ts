@@ -25,17 +25,18 @@ const RRF_K = 60;
 const RECENCY_DAYS = 30;
 
 /**
- * The words of the query as a tsquery. `any` normalizes the query with the
- * app's configuration (lowercase, stemming, stop words as configured), then
- * ORs the lexemes; ts_rank_cd then ranks entries with more and closer
- * matches higher. Lexemes are quoted as tsquery input wants them (quotes and
- * backslashes doubled), so no query text is ever read as tsquery syntax.
+ * The words of the query as a tsquery. `any` is plainto_tsquery (the query
+ * normalized with the app's configuration: lowercased, stemmed, stop words
+ * dropped as configured, nothing read as syntax) with its ANDs made ORs;
+ * ts_rank_cd then ranks entries with more and closer matches higher. Both
+ * forms are immutable functions of the request's values, so the planner
+ * folds them to a constant and can estimate from the index statistics how
+ * rare the words are: a rare word is looked up in the GIN index instead of
+ * reading all of the user's entries.
  */
 export function tsquery(text: string, mode: SearchQuery["mode"], config: string): RawBuilder<string> {
   if (mode === "websearch") return sql<string>`websearch_to_tsquery(${config}::regconfig, ${text})`;
-  return sql<string>`(
-    SELECT coalesce(string_agg('''' || replace(replace(l, '\\', '\\\\'), '''', '''''') || '''', ' | '), '')::tsquery
-    FROM unnest(tsvector_to_array(to_tsvector(${config}::regconfig, ${text}))) AS l)`;
+  return sql<string>`replace(plainto_tsquery(${config}::regconfig, ${text})::text, ' & ', ' | ')::tsquery`;
 }
 
 /**
@@ -49,14 +50,15 @@ export function searchQuery(q: SearchQuery, ctx: { textConfig: string; liveSince
   const candidates = Math.max(q.limit * 4, 50);
   const where = sql`${liveScope(q.scope, ctx.liveSince, ctx.now)} AND ${filterSql(q.filter)}`;
   const hasText = q.text.trim() !== "";
+  const query = tsquery(q.text, q.mode, ctx.textConfig);
   const hasVector = q.embedding !== undefined;
   const ageDays = sql`greatest(${ctx.now} - m.timestamp_ns, 0) / ${86_400_000_000_000}::float8`;
   const textRank = hasText
     ? sql`
       text_hits AS (
-        SELECT m.pk, ts_rank_cd(m.search, query.q, 32) * (0.8 + 0.2 / (1 + ${ageDays} / ${RECENCY_DAYS})) AS score, m.timestamp_ns
-        FROM memories m, query
-        WHERE ${where} AND m.search @@ query.q
+        SELECT m.pk, ts_rank_cd(m.search, ${query}, 32) * (0.8 + 0.2 / (1 + ${ageDays} / ${RECENCY_DAYS})) AS score, m.timestamp_ns
+        FROM memories m
+        WHERE ${where} AND m.search @@ ${query}
         ORDER BY score DESC, m.timestamp_ns DESC, m.pk DESC
         LIMIT ${candidates}
       ),
@@ -82,8 +84,7 @@ export function searchQuery(q: SearchQuery, ctx: { textConfig: string; liveSince
         ? sql`t.score`
         : sql`1 - v.distance`;
   return sql<SearchRow>`
-    WITH query AS (SELECT ${tsquery(q.text, q.mode, ctx.textConfig)} AS q),
-    ${textRank}
+    WITH ${textRank}
     ${vectorRank}
     fused AS (
       SELECT coalesce(t.pk, v.pk) AS pk, (${score})::float8 AS score, t.score::float8 AS text_score, v.distance::float8 AS vector_distance
@@ -93,8 +94,8 @@ export function searchQuery(q: SearchQuery, ctx: { textConfig: string; liveSince
     )
     SELECT ${MEMORY_COLUMNS}, f.score, f.text_score, f.vector_distance,
       CASE WHEN f.text_score IS NULL THEN NULL
-        ELSE ts_headline(${ctx.textConfig}::regconfig, m.body, query.q,
+        ELSE ts_headline(${ctx.textConfig}::regconfig, m.body, ${query},
           'MaxFragments=2, MinWords=8, MaxWords=24, FragmentDelimiter=" ... "') END AS highlight
-    FROM fused f JOIN memories m ON m.pk = f.pk, query
+    FROM fused f JOIN memories m ON m.pk = f.pk
     ORDER BY f.score DESC, m.timestamp_ns DESC, m.pk DESC`;
 }

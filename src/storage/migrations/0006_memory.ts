@@ -3,9 +3,13 @@ import { type Kysely, sql } from "kysely";
 // MemoryService: what an agent learned about a user, searched by words (and
 // embeddings where pgvector is installed).
 //
-// btree_gin lets one GIN index hold the app, the user and the words, so a
-// search reads the postings of that user's matching entries only, not every
-// user's entries with the word nor every entry of the user. Both extensions
+// btree_gin lets one GIN index hold the user and the words, so a search
+// reads the postings of that user's matching entries only, not every user's
+// entries with the word nor every entry of the user. (The app is checked on
+// the rows found: with it in the index, the planner costs the posting list
+// of a big app and reads the user's whole memory instead.) fastupdate is off:
+// entries waiting in a GIN pending list are read on every search until a
+// vacuum merges them, and PGlite has no autovacuum. Both extensions
 // ship with PGlite (loaded in database.ts) and are "trusted" on PostgreSQL
 // (a database owner may create them); where one is missing or may not be
 // created, memory still works: without btree_gin the index holds only the
@@ -65,9 +69,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     DO $$
     BEGIN
       IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'btree_gin') THEN
-        CREATE INDEX memories_search ON memories USING gin (app_name, user_id, search);
+        CREATE INDEX memories_search ON memories USING gin (user_id, search) WITH (fastupdate = off);
       ELSE
-        CREATE INDEX memories_search ON memories USING gin (search);
+        CREATE INDEX memories_search ON memories USING gin (search) WITH (fastupdate = off);
       END IF;
     END $$`.execute(db);
 
