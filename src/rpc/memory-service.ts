@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type Content, ContentSchema, type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
@@ -88,8 +88,9 @@ export function memoryServiceImpl({ memories, sessions, redactors }: MemoryServi
         } catch (err) {
           throw relabel(err, `events[${i}]`);
         }
-        // An event without an id cannot be recognized when sent again.
-        const withId = event.id === "" ? create(EventSchema, { ...event, id: randomUUID() }) : event;
+        // An event without an id is known by its author, time and content
+        // (ADK's SqliteMemoryService does the same), so sending it again adds nothing.
+        const withId = event.id === "" ? create(EventSchema, { ...event, id: contentId(event) }) : event;
         const entry = fromEvent(withId, sessionId, extra, redactor);
         if (entry) entries.push(entry);
       });
@@ -189,11 +190,13 @@ function metadata(field: string, value: JsonObject | undefined): JsonObject {
   return value ?? {};
 }
 
-/** The text search reads: the text parts, one per line. */
+/** The text search reads: the text parts, one per line, without the model's thoughts (as ADK's SqliteMemoryService). */
 export function contentText(content: Content | undefined): string {
   if (!content) return "";
   const texts: string[] = [];
-  for (const part of content.parts) if (part.data.case === "text" && part.data.value.trim() !== "") texts.push(part.data.value);
+  for (const part of content.parts) {
+    if (part.data.case === "text" && !part.thought && part.data.value.trim() !== "") texts.push(part.data.value);
+  }
   return texts.join("\n");
 }
 
@@ -217,6 +220,14 @@ function fromEvent(event: Event, sessionId: string, extra: JsonObject, redactor:
     metadata: redactor.redactJson(extra),
     body: contentText(content),
   };
+}
+
+function contentId(event: Event): string {
+  const hash = createHash("sha256");
+  hash.update(event.author);
+  hash.update(event.timestamp ? timestampToNs(event.timestamp).toString() : "");
+  hash.update(event.content ? toBinary(ContentSchema, event.content) : new Uint8Array());
+  return hash.digest("hex").slice(0, 32);
 }
 
 function explicitEntry(m: Memory, at: string, extra: JsonObject, redactor: Redactor): NewMemory {

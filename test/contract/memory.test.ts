@@ -227,6 +227,22 @@ describeContract(
       expect(noSession.memoriesAdded).toBe(1n);
       const res = await memory().searchMemory({ appName: "app", userId: user, query: "wifi" });
       expect(res.results.map((r) => r.memory?.sessionId).sort()).toEqual(["", "ext-1"]);
+      // Without an id, an event is known by author, time and content; thoughts are not searched.
+      const anonymous = [
+        {
+          author: "agent",
+          content: create(ContentSchema, {
+            parts: [
+              { data: { case: "text", value: "hidden reasoning about umbrellas" }, thought: true },
+              { data: { case: "text", value: "Bring a raincoat" } },
+            ],
+          }),
+        },
+      ];
+      expect((await memory().addEventsToMemory({ appName: "app", userId: user, events: anonymous })).memoriesAdded).toBe(1n);
+      expect((await memory().addEventsToMemory({ appName: "app", userId: user, events: anonymous })).memoriesAdded).toBe(0n);
+      expect((await memory().searchMemory({ appName: "app", userId: user, query: "raincoat" })).results).toHaveLength(1);
+      expect((await memory().searchMemory({ appName: "app", userId: user, query: "umbrellas" })).results).toEqual([]);
     });
 
     it("deletes by id and by source session; DeleteSession deletes derived memories unless the app keeps them", async () => {
