@@ -2,9 +2,17 @@
 // embedding in a Node.js process.
 
 export * from "../gen/ts/sessionstore/v1/event_pb.js";
+export * from "../gen/ts/sessionstore/v1/memory_service_pb.js";
 export * from "../gen/ts/sessionstore/v1/session_pb.js";
 export * from "../gen/ts/sessionstore/v1/session_service_pb.js";
-export { type ClientOptions, createSessionStoreClient, createTransport, type SessionStoreClient } from "./client/create-client.js";
+export {
+  type ClientOptions,
+  createMemoryClient,
+  createSessionStoreClient,
+  createTransport,
+  type MemoryClient,
+  type SessionStoreClient,
+} from "./client/create-client.js";
 export { type Config, defaults as defaultConfig, loadConfig } from "./config/config.js";
 export { createLogger, type Logger } from "./log/logger.js";
 export { type RunningServer, type StartOptions, startServer } from "./server/server.js";

@@ -3,6 +3,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Health } from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
 import { CheckpointService } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
+import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { APP_PREFIX } from "../domain/state.js";
 import type { Logger } from "../log/logger.js";
@@ -17,18 +18,22 @@ const WRITES = new Set(["CreateSession", "DeleteSession", "AppendEvent", "EraseU
 const CHECKPOINT_READS = new Set(["GetCheckpoint", "ListCheckpoints"]);
 const CHECKPOINT_WRITES = new Set(["PutCheckpoint", "PutWrites", "DeleteThread", "CopyThread", "DeleteRuns", "PruneThreads"]);
 
-/** Each service's rules: is a method a read, a write, or unknown (refused)? */
-const RULES = new Map([
+// MemoryService, by the same rules: every request names its app and user;
+// read-only tokens may search, list and read entries, not add or delete.
+const MEMORY_READS = new Set(["SearchMemory", "ListMemories", "GetMemory"]);
+const MEMORY_WRITES = new Set(["AddSessionToMemory", "AddEventsToMemory", "AddMemories", "DeleteMemory", "DeleteSessionMemories"]);
+
+const RULES: ReadonlyMap<string, { reads: ReadonlySet<string>; writes: ReadonlySet<string> }> = new Map([
   [SessionService.typeName, { reads: READS, writes: WRITES }],
+  [MemoryService.typeName, { reads: MEMORY_READS, writes: MEMORY_WRITES }],
   [CheckpointService.typeName, { reads: CHECKPOINT_READS, writes: CHECKPOINT_WRITES }],
 ]);
-const ALL_WRITES = new Set([...WRITES, ...CHECKPOINT_WRITES]);
 
 // Load balancers and tooling call these without credentials; they reveal
 // neither sessions nor state.
 const PUBLIC_SERVICES = new Set([Health.typeName, ServerReflection.typeName]);
 
-/** The fields of a request that authorization reads; every SessionService and CheckpointService request has them. */
+/** The fields of a request that authorization reads; every SessionService, MemoryService and CheckpointService request has them. */
 interface Addressed {
   appName?: string;
   userId?: string;
@@ -52,7 +57,7 @@ export function authInterceptor(tokens: TokenStore, logger: Logger): Interceptor
     if (!rules || !(rules.reads.has(method) || rules.writes.has(method))) {
       throw new ConnectError(`no authorization rule covers ${req.service.typeName}/${method}`, Code.PermissionDenied);
     }
-    const check = (message: Addressed) => authorize(grant, method, message, logger);
+    const check = (message: Addressed) => authorize(grant, method, message, logger, rules.writes);
     if (!req.stream) {
       check(req.message as Addressed);
       return next(req);
@@ -75,7 +80,7 @@ function authenticate(tokens: TokenStore, header: string | null): TokenGrant {
   return grant;
 }
 
-export function authorize(grant: TokenGrant, method: string, req: Addressed, logger?: Logger): void {
+export function authorize(grant: TokenGrant, method: string, req: Addressed, logger?: Logger, writes: ReadonlySet<string> = WRITES): void {
   const appName = req.appName ?? "";
   const userId = req.userId ?? "";
   const deny = (why: string) => {
@@ -86,7 +91,7 @@ export function authorize(grant: TokenGrant, method: string, req: Addressed, log
   if (grant.user !== undefined && userId !== grant.user) {
     throw deny(userId === "" ? "this token is limited to one user; set user_id" : `this token does not grant user "${userId}"`);
   }
-  if (ALL_WRITES.has(method)) {
+  if (writes.has(method)) {
     if (grant.readOnly) throw deny("this token is read-only");
     if (grant.user !== undefined && (hasAppKeys(req.state) || hasAppKeys(req.event?.actions?.stateDelta))) {
       throw deny("only a token for the whole app may write app: state");

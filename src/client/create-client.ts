@@ -1,5 +1,6 @@
 import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 
 export interface ClientOptions {
@@ -19,6 +20,13 @@ export type SessionStoreClient = Client<typeof SessionService>;
 /** A typed SessionService client for Node.js. */
 export function createSessionStoreClient(baseUrl: string, options: ClientOptions = {}): SessionStoreClient {
   return createClient(SessionService, createTransport(baseUrl, options));
+}
+
+export type MemoryClient = Client<typeof MemoryService>;
+
+/** A typed MemoryService client; pass the same options (or `createTransport`'s transport) as for sessions. */
+export function createMemoryClient(baseUrl: string, options: ClientOptions = {}): MemoryClient {
+  return createClient(MemoryService, createTransport(baseUrl, options));
 }
 
 export function createTransport(baseUrl: string, options: ClientOptions = {}): Transport {

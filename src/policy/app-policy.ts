@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { DEFAULT_MEMORY_POLICY, type MemoryPolicy, mergeMemoryPolicy } from "./memory-policy.js";
 
 // Per-app rules the server enforces on every write and read: retention,
 // redaction and size caps. One JSON document, from a file or the
@@ -41,6 +42,8 @@ export interface AppPolicy {
   ttlSeconds: number | undefined;
   redaction: RedactionPolicy;
   limits: Limits;
+  /** MemoryService: retention, text search configuration, caps (memory-policy.ts). */
+  memory: MemoryPolicy;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -54,6 +57,7 @@ export const DEFAULT_POLICY: AppPolicy = {
   ttlSeconds: undefined,
   redaction: { enabled: true, detectors: [...DETECTOR_NAMES], custom: [] },
   limits: DEFAULT_LIMITS,
+  memory: DEFAULT_MEMORY_POLICY,
 };
 
 export class PolicyError extends Error {}
@@ -103,7 +107,7 @@ export function loadPolicy(json: string | undefined, file: string | undefined): 
 function mergePolicy(base: AppPolicy, raw: unknown, at: string): AppPolicy {
   if (raw === undefined) return base;
   if (!isObject(raw)) throw new PolicyError(`${at} must be an object`);
-  allowOnly(raw, ["ttlSeconds", "redaction", "limits"], at);
+  allowOnly(raw, ["ttlSeconds", "redaction", "limits", "memory"], at);
   let ttlSeconds = base.ttlSeconds;
   if (raw.ttlSeconds !== undefined) {
     ttlSeconds = raw.ttlSeconds === null ? undefined : positive(raw.ttlSeconds, `${at}.ttlSeconds`);
@@ -112,6 +116,7 @@ function mergePolicy(base: AppPolicy, raw: unknown, at: string): AppPolicy {
     ttlSeconds,
     redaction: mergeRedaction(base.redaction, raw.redaction, `${at}.redaction`),
     limits: mergeLimits(base.limits, raw.limits, `${at}.limits`),
+    memory: mergeMemoryPolicy(base.memory, raw.memory, `${at}.memory`, (message) => new PolicyError(message)),
   };
 }
 

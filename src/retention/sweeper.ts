@@ -1,5 +1,6 @@
 import type { Logger } from "../log/logger.js";
 import type { PolicySet } from "../policy/app-policy.js";
+import type { MemoryStore } from "../storage/memory-store.js";
 import type { SessionStore } from "../storage/session-store.js";
 
 const BATCH = 500;
@@ -18,19 +19,25 @@ export class Sweeper {
   readonly #store: SessionStore;
   readonly #policies: PolicySet;
   readonly #logger: Logger;
+  readonly #memories: MemoryStore | undefined;
   readonly #others: readonly Expiring[];
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
 
-  constructor(store: SessionStore, policies: PolicySet, logger: Logger, others: readonly Expiring[] = []) {
+  constructor(store: SessionStore, policies: PolicySet, logger: Logger, memories?: MemoryStore, others: readonly Expiring[] = []) {
     this.#store = store;
+    this.#memories = memories;
     this.#others = others;
     this.#policies = policies;
     this.#logger = logger;
   }
 
-  /** True when some app has a time-to-live at all. */
+  /**
+   * True when some app has a time-to-live at all, or memories are kept:
+   * a memory entry may carry its own expiry.
+   */
   get needed(): boolean {
+    if (this.#memories) return true;
     return this.#policies.defaults.ttlSeconds !== undefined || this.#policies.overridden.some(([, p]) => p.ttlSeconds !== undefined);
   }
 
@@ -66,7 +73,29 @@ export class Sweeper {
     const defaultTtl = this.#policies.defaults.ttlSeconds;
     if (defaultTtl !== undefined) total += await this.#drain({ except: overridden.map(([name]) => name) }, defaultTtl);
     if (total > 0) this.#logger.info("expired sessions deleted", { sessions: total });
+    if (this.#memories) await this.#sweepMemories(this.#memories);
     return total;
+  }
+
+  /** Memories past their own expiry, then past their app's memory retention. */
+  async #sweepMemories(memories: MemoryStore): Promise<void> {
+    const drain = async (scope: { appName: string } | { except: string[] } | undefined, ttlSeconds?: number) => {
+      const cutoff = ttlSeconds === undefined ? undefined : BigInt(Date.now()) * 1_000_000n - BigInt(ttlSeconds) * 1_000_000_000n;
+      let total = 0;
+      for (;;) {
+        const deleted = await memories.sweepExpired(scope, cutoff, BATCH);
+        total += deleted;
+        if (deleted < BATCH) return total;
+      }
+    };
+    let total = await drain(undefined);
+    const overridden = this.#policies.overridden;
+    for (const [appName, policy] of overridden) {
+      if (policy.memory.ttlSeconds !== undefined) total += await drain({ appName }, policy.memory.ttlSeconds);
+    }
+    const defaultTtl = this.#policies.defaults.memory.ttlSeconds;
+    if (defaultTtl !== undefined) total += await drain({ except: overridden.map(([name]) => name) }, defaultTtl);
+    if (total > 0) this.#logger.info("expired memories deleted", { memories: total });
   }
 
   async #drain(scope: { appName: string } | { except: string[] }, ttlSeconds: number): Promise<number> {

@@ -16,6 +16,7 @@ import {
 import { mergeState, splitState, withoutTemp } from "../domain/state.js";
 import { nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { RedactorSet } from "../redact/redactor.js";
+import type { MemoryStore } from "../storage/memory-store.js";
 import { notFound, type SessionKey, type SessionStore, type StoredSession } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { asField, encodeWithStored, withEncoding } from "./encoded.js";
@@ -26,12 +27,14 @@ import { checkJson, checkTimestamp, invalid, MAX_STORED_NS, MIN_STORED_NS, pageS
 
 export interface ServiceDeps {
   store: SessionStore;
+  /** Deleting a session deletes its derived memories (per-app policy); erasing a user erases theirs. */
+  memories: MemoryStore;
   hub: StreamHub;
   redactors: RedactorSet;
   streams: StreamSettings;
 }
 
-export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDeps): ServiceImpl<typeof SessionService> {
+export function sessionServiceImpl({ store, memories, hub, redactors, streams }: ServiceDeps): ServiceImpl<typeof SessionService> {
   return {
     async createSession(req) {
       const appName = requireId("app_name", req.appName);
@@ -84,7 +87,11 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
     },
 
     async deleteSession(req) {
-      await store.deleteSession(sessionKey(req));
+      const key = sessionKey(req);
+      await store.deleteSession(key);
+      // After the session: a failure here leaves the memories, and the
+      // client's retry (a missing session is no error) deletes them.
+      if (memories.policy(key.appName).deleteWithSession) await memories.deleteBySession(key, key.sessionId);
       return create(DeleteSessionResponseSchema, {});
     },
 
@@ -161,7 +168,12 @@ export function sessionServiceImpl({ store, hub, redactors, streams }: ServiceDe
       const appName = requireId("app_name", req.appName);
       const userId = requireId("user_id", req.userId);
       const erased = await store.eraseUser(appName, userId);
-      return create(EraseUserDataResponseSchema, { sessionsDeleted: BigInt(erased.sessions), eventsDeleted: erased.events });
+      const memoriesDeleted = await memories.eraseUser({ appName, userId });
+      return create(EraseUserDataResponseSchema, {
+        sessionsDeleted: BigInt(erased.sessions),
+        eventsDeleted: erased.events,
+        memoriesDeleted: BigInt(memoriesDeleted),
+      });
     },
   };
 }

@@ -9,6 +9,7 @@ import { file_grpc_health_v1_health, Health } from "../../gen/ts/grpc/health/v1/
 import { file_grpc_reflection_v1_reflection, ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
 import { CheckpointService, file_sessionstore_v1_checkpoint_service } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
 import { file_sessionstore_v1_event } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { file_sessionstore_v1_memory_service, MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { file_sessionstore_v1_session } from "../../gen/ts/sessionstore/v1/session_pb.js";
 import { file_sessionstore_v1_session_service, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { authInterceptor } from "../auth/authorize.js";
@@ -22,10 +23,12 @@ import { reflectionServiceImpl } from "../reflection/reflection-service.js";
 import { Sweeper } from "../retention/sweeper.js";
 import { checkpointServiceImpl } from "../rpc/checkpoint-service.js";
 import { errorInterceptor } from "../rpc/errors.js";
+import { memoryServiceImpl } from "../rpc/memory-service.js";
 import { reclassifyParseErrors } from "../rpc/parse-errors.js";
 import { sessionServiceImpl } from "../rpc/session-service.js";
 import { CheckpointStore } from "../storage/checkpoint-store.js";
 import { type OpenDatabase, openDatabase } from "../storage/database.js";
+import { MemoryStore } from "../storage/memory-store.js";
 import { SessionStore } from "../storage/session-store.js";
 import { StreamHub } from "../stream/hub.js";
 import { grpcHandler } from "./grpc/handler.js";
@@ -39,6 +42,7 @@ export interface RunningServer {
   url: string;
   database: OpenDatabase;
   store: SessionStore;
+  memories: MemoryStore;
   health: HealthRegistry;
   streams: StreamHub;
   sweeper: Sweeper;
@@ -61,6 +65,7 @@ const files = [
   file_sessionstore_v1_event,
   file_sessionstore_v1_session,
   file_sessionstore_v1_session_service,
+  file_sessionstore_v1_memory_service,
   file_sessionstore_v1_checkpoint_service,
   file_grpc_health_v1_health,
   file_grpc_reflection_v1_reflection,
@@ -91,6 +96,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     onDeleted: (pk) => hub.deleted(pk),
     appendBatches: config.appendBatches,
   });
+  const memories = new MemoryStore(database.db, { policies });
   const hub: StreamHub = new StreamHub(database, logger, {
     listenUrl: database.backend === "postgres" ? database.url : undefined,
     feedBatch: 500,
@@ -98,31 +104,41 @@ export async function startServer(config: Config, options: StartOptions): Promis
     liveSince: (appName) => store.liveSince(appName),
   });
   try {
+    await memories.checkTextConfigs([policies.defaults, ...policies.overridden.map(([, p]) => p)].map((p) => p.memory.textConfig));
     await hub.start();
   } catch (err) {
     if (!options.database) await database.close();
     throw err;
   }
   const checkpoints = new CheckpointStore(database.db, policies);
-  const sweeper = new Sweeper(store, policies, logger, [checkpoints]);
+  const sweeper = new Sweeper(store, policies, logger, memories, [checkpoints]);
   sweeper.start(config.sweepIntervalMs);
-  const health = new HealthRegistry([SessionService.typeName, CheckpointService.typeName]);
-  const serviceNames = [SessionService.typeName, CheckpointService.typeName, Health.typeName, ServerReflection.typeName];
+  const health = new HealthRegistry([SessionService.typeName, MemoryService.typeName, CheckpointService.typeName]);
+  const serviceNames = [
+    SessionService.typeName,
+    MemoryService.typeName,
+    CheckpointService.typeName,
+    Health.typeName,
+    ServerReflection.typeName,
+  ];
 
   const shutdown = new AbortController();
   // Connect links every in-flight call to this signal: a thousand open tails
   // are a thousand listeners, by design, not a leak.
   setMaxListeners(0, shutdown.signal);
+  const redactors = new RedactorSet(policies);
   const services = [
     serviceRoute(
       SessionService,
       sessionServiceImpl({
         store,
+        memories,
         hub,
-        redactors: new RedactorSet(policies),
+        redactors,
         streams: { defaultHeartbeatMs: config.heartbeatMs, tailCapacity: config.tailBuffer, readBatch: 500 },
       }),
     ),
+    serviceRoute(MemoryService, memoryServiceImpl({ memories, sessions: store, redactors })),
     serviceRoute(CheckpointService, checkpointServiceImpl(checkpoints)),
     serviceRoute(Health, healthServiceImpl(health)),
     serviceRoute(ServerReflection, reflectionServiceImpl(files, serviceNames)),
@@ -206,7 +222,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     return closing;
   };
 
-  return { host, port: address.port, url, database, store, health, streams: hub, sweeper, close };
+  return { host, port: address.port, url, database, store, memories, health, streams: hub, sweeper, close };
 }
 
 /**

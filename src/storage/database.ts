@@ -1,6 +1,8 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite, types as pgliteTypes } from "@electric-sql/pglite";
+import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
+import { vector } from "@electric-sql/pglite-pgvector";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { migrateToLatest } from "./migrate.js";
@@ -31,6 +33,13 @@ export interface OpenOptions {
 }
 
 const INT8_OID = 20;
+
+/**
+ * Extensions every embedded store loads: memory search needs btree_gin (one
+ * GIN index over user and words) and pgvector (embeddings). On PostgreSQL
+ * they are used when installed (see migrations/0006_memory.ts).
+ */
+export const PGLITE_EXTENSIONS = { btree_gin, vector };
 
 export async function openDatabase(options: OpenOptions): Promise<OpenDatabase> {
   const opened = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 20) : await openPGlite(options);
@@ -73,7 +82,10 @@ async function openPGlite(options: OpenOptions): Promise<OpenDatabase> {
       unlock = lockDataDir(dataDir);
       description = `embedded at ${dataDir}`;
     }
-    pglite = new PGlite(dataDir, { parsers: { [pgliteTypes.INT8]: (value: string) => BigInt(value) } });
+    pglite = new PGlite(dataDir, {
+      parsers: { [pgliteTypes.INT8]: (value: string) => BigInt(value) },
+      extensions: PGLITE_EXTENSIONS,
+    });
   }
   try {
     await pglite.waitReady;

@@ -1,6 +1,6 @@
 import { PGlite, types } from "@electric-sql/pglite";
 import { inject } from "vitest";
-import { type OpenDatabase, openDatabase } from "../../src/storage/database.js";
+import { type OpenDatabase, openDatabase, PGLITE_EXTENSIONS } from "../../src/storage/database.js";
 import { createTestDatabase } from "./postgres.js";
 
 export interface TestBackend {
@@ -15,7 +15,10 @@ export const pgliteBackend: TestBackend = {
   name: "pglite",
   available: true,
   async open() {
-    const pglite = new PGlite("memory://", { parsers: { [types.INT8]: (value: string) => BigInt(value) } });
+    const pglite = new PGlite("memory://", {
+      parsers: { [types.INT8]: (value: string) => BigInt(value) },
+      extensions: PGLITE_EXTENSIONS,
+    });
     return openDatabase({ pglite });
   },
 };

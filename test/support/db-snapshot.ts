@@ -11,7 +11,8 @@ export async function snapshot(database: OpenDatabase): Promise<string> {
       (SELECT coalesce(string_agg(concat_ws(',', app_name, user_id, id, state::text, revision, update_time_ns), ';' ORDER BY pk), '') FROM sessions),
       (SELECT coalesce(string_agg(concat_ws(',', session_pk, seq, encode(body, 'hex')), ';' ORDER BY session_pk, seq), '') FROM events),
       (SELECT coalesce(string_agg(concat_ws(',', app_name, user_id, state::text), ';' ORDER BY app_name, user_id), '') FROM user_states),
-      (SELECT coalesce(string_agg(concat_ws(',', app_name, state::text), ';' ORDER BY app_name), '') FROM app_states)
+      (SELECT coalesce(string_agg(concat_ws(',', app_name, state::text), ';' ORDER BY app_name), '') FROM app_states),
+      (SELECT coalesce(string_agg(concat_ws(',', app_name, user_id, id, create_time_ns, encode(content, 'hex'), custom_metadata::text), ';' ORDER BY pk), '') FROM memories)
     ) AS s`.execute(database.db);
   return rows[0]?.s ?? "";
 }

@@ -3,6 +3,7 @@ import * as m0001 from "./0001_initial.js";
 import * as m0002 from "./0002_event_positions.js";
 import * as m0003 from "./0003_retention.js";
 import * as m0004 from "./0004_append_function.js";
+import * as m0006 from "./0006_memory.js";
 import * as m0007 from "./0007_checkpoints.js";
 
 // Numbered and append-only: a released migration is never edited, a change
@@ -12,5 +13,6 @@ export const migrations: Record<string, Migration> = {
   "0002_event_positions": m0002,
   "0003_retention": m0003,
   "0004_append_function": m0004,
+  "0006_memory": m0006,
   "0007_checkpoints": m0007,
 };

@@ -237,3 +237,9 @@ def _mapped_errors(session: Session | None = None) -> Iterator[None]:
         if code == grpc.StatusCode.INVALID_ARGUMENT:
             raise ValueError(e.details()) from e
         raise
+
+
+# The memory half: `from sessionstore_client.adk import GrpcMemoryService`.
+from sessionstore_client.adk_memory import GrpcMemoryService  # noqa: E402
+
+__all__ = ["GrpcMemoryService", "GrpcSessionService"]

@@ -1400,6 +1400,8 @@ type EraseUserDataResponse struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	SessionsDeleted int64                  `protobuf:"varint,1,opt,name=sessions_deleted,json=sessionsDeleted,proto3" json:"sessions_deleted,omitempty"`
 	EventsDeleted   int64                  `protobuf:"varint,2,opt,name=events_deleted,json=eventsDeleted,proto3" json:"events_deleted,omitempty"`
+	// The user's memory entries (MemoryService), erased in the same call.
+	MemoriesDeleted int64 `protobuf:"varint,3,opt,name=memories_deleted,json=memoriesDeleted,proto3" json:"memories_deleted,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -1444,6 +1446,13 @@ func (x *EraseUserDataResponse) GetSessionsDeleted() int64 {
 func (x *EraseUserDataResponse) GetEventsDeleted() int64 {
 	if x != nil {
 		return x.EventsDeleted
+	}
+	return 0
+}
+
+func (x *EraseUserDataResponse) GetMemoriesDeleted() int64 {
+	if x != nil {
+		return x.MemoriesDeleted
 	}
 	return 0
 }
@@ -1551,10 +1560,11 @@ const file_sessionstore_v1_session_service_proto_rawDesc = "" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"J\n" +
 	"\x14EraseUserDataRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
-	"\auser_id\x18\x02 \x01(\tR\x06userId\"i\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\"\x94\x01\n" +
 	"\x15EraseUserDataResponse\x12)\n" +
 	"\x10sessions_deleted\x18\x01 \x01(\x03R\x0fsessionsDeleted\x12%\n" +
-	"\x0eevents_deleted\x18\x02 \x01(\x03R\reventsDeleted2\xd1\x06\n" +
+	"\x0eevents_deleted\x18\x02 \x01(\x03R\reventsDeleted\x12)\n" +
+	"\x10memories_deleted\x18\x03 \x01(\x03R\x0fmemoriesDeleted2\xd1\x06\n" +
 	"\x0eSessionService\x12^\n" +
 	"\rCreateSession\x12%.sessionstore.v1.CreateSessionRequest\x1a&.sessionstore.v1.CreateSessionResponse\x12U\n" +
 	"\n" +

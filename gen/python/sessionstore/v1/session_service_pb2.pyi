@@ -226,9 +226,11 @@ class EraseUserDataRequest(_message.Message):
     def __init__(self, app_name: _Optional[str] = ..., user_id: _Optional[str] = ...) -> None: ...
 
 class EraseUserDataResponse(_message.Message):
-    __slots__ = ("sessions_deleted", "events_deleted")
+    __slots__ = ("sessions_deleted", "events_deleted", "memories_deleted")
     SESSIONS_DELETED_FIELD_NUMBER: _ClassVar[int]
     EVENTS_DELETED_FIELD_NUMBER: _ClassVar[int]
+    MEMORIES_DELETED_FIELD_NUMBER: _ClassVar[int]
     sessions_deleted: int
     events_deleted: int
-    def __init__(self, sessions_deleted: _Optional[int] = ..., events_deleted: _Optional[int] = ...) -> None: ...
+    memories_deleted: int
+    def __init__(self, sessions_deleted: _Optional[int] = ..., events_deleted: _Optional[int] = ..., memories_deleted: _Optional[int] = ...) -> None: ...
