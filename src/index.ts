@@ -10,9 +10,12 @@ export {
   createMemoryClient,
   createSessionStoreClient,
   createTransport,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_TIMEOUT_MS,
   type MemoryClient,
   type SessionStoreClient,
 } from "./client/create-client.js";
+export { defaultRetryPolicy, RETRIED_METHODS, type RetryPolicy } from "./client/retry.js";
 export { type Config, defaults as defaultConfig, loadConfig } from "./config/config.js";
 export { createLogger, type Logger } from "./log/logger.js";
 export { type RunningServer, type StartOptions, startServer } from "./server/server.js";

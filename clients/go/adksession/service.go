@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math"
 
+	"google.golang.org/adk/v2/platform"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -54,7 +55,11 @@ func New(stub sessionstorev1.SessionServiceClient) *Service {
 	return &Service{stub: stub}
 }
 
-// Create creates a session; an empty SessionID has the server pick a UUID.
+// Create creates a session. An empty SessionID gets one from adk-go's
+// platform.NewUUID(ctx), as adk-go's own services do, so a UUID provider on
+// ctx (platform.WithUUIDProvider) applies. Ids are otherwise taken as they
+// are: adk-go trims nothing (unlike ADK Python), and the server refuses
+// padded ids with INVALID_ARGUMENT.
 func (s *Service) Create(ctx context.Context, req *session.CreateRequest) (*session.CreateResponse, error) {
 	if req == nil {
 		return nil, errors.New("adksession: create: nil request")
@@ -63,10 +68,11 @@ func (s *Service) Create(ctx context.Context, req *session.CreateRequest) (*sess
 	if err != nil {
 		return nil, fmt.Errorf("adksession: create: state: %w", err)
 	}
-	in := &sessionstorev1.CreateSessionRequest{AppName: req.AppName, UserId: req.UserID, State: state}
-	if req.SessionID != "" {
-		in.SessionId = &req.SessionID
+	sessionID := req.SessionID
+	if sessionID == "" {
+		sessionID = platform.NewUUID(ctx)
 	}
+	in := &sessionstorev1.CreateSessionRequest{AppName: req.AppName, UserId: req.UserID, SessionId: &sessionID, State: state}
 	resp, err := s.stub.CreateSession(ctx, in)
 	if err != nil {
 		return nil, wrap("create", req.SessionID, err)

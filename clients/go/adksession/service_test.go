@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"net/url"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/platform"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/session/sessiontestsuite"
 	"google.golang.org/genai"
@@ -18,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"sessionstore.dev/clients/go/adksession"
+	"sessionstore.dev/clients/go/internal/faultproxy"
 	"sessionstore.dev/clients/go/internal/testserver"
 	"sessionstore.dev/clients/go/sessionstore"
 )
@@ -275,3 +278,85 @@ type fakeSession struct{ session.Session }
 func (fakeSession) ID() string      { return "s" }
 func (fakeSession) AppName() string { return "a" }
 func (fakeSession) UserID() string  { return "u" }
+
+// As adk-go's own services: an empty id comes from the UUID provider on ctx.
+func TestCreateTakesAnEmptyIDFromADKsUUIDProvider(t *testing.T) {
+	svc := newService(t)
+	want := uniq("fixed")
+	ctx := platform.WithUUIDProvider(t.Context(), func() string { return want })
+	created, err := svc.Create(ctx, &session.CreateRequest{AppName: uniq("app"), UserID: "u1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Session.ID() != want {
+		t.Fatalf("id = %q, want %q from the provider", created.Session.ID(), want)
+	}
+}
+
+// The client retries an append whose answer was lost after it committed; the
+// caller's copy then holds the event and stays current.
+func TestAppendWhoseAnswerWasLostLandsOnceInTheCopy(t *testing.T) {
+	ctx := t.Context()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := faultproxy.Start(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	retried := make(chan struct{}, 1)
+	c, err := sessionstore.Dial(ctx, proxy.Addr(), sessionstore.WithRetry(sessionstore.RetryPolicy{
+		MaxAttempts: 100, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+		OnRetry: func(string, int, error, time.Duration) {
+			select {
+			case retried <- struct{}{}:
+			default:
+			}
+		},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	svc, direct := adksession.New(c), newService(t)
+	created, err := svc.Create(ctx, &session.CreateRequest{AppName: uniq("app"), UserID: "u1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := created.Session
+	key := &session.GetRequest{AppName: s.AppName(), UserID: s.UserID(), SessionID: s.ID()}
+	proxy.HoldAnswers()
+	done := make(chan error, 1)
+	e := &session.Event{Author: "user"}
+	go func() { done <- svc.AppendEvent(ctx, s, e) }()
+	for {
+		got, err := direct.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Session.Events().Len() == 1 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	proxy.Cut()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	<-retried
+	if s.Events().Len() != 1 || s.Events().At(0).ID != e.ID || e.ID == "" {
+		t.Fatalf("copy has %d events; want the one appended (%q)", s.Events().Len(), e.ID)
+	}
+	if err := svc.AppendEvent(ctx, s, &session.Event{Author: "agent"}); err != nil {
+		t.Fatalf("the next append from the copy: %v", err)
+	}
+	got, err := direct.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Session.Events().Len() != 2 {
+		t.Fatalf("stored %d events, want 2", got.Session.Events().Len())
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
@@ -60,6 +61,7 @@ type config struct {
 	timeout         time.Duration
 	maxMessageBytes int
 	lazy            bool
+	retry           RetryPolicy
 	dialOpts        []grpc.DialOption
 }
 
@@ -91,9 +93,9 @@ func WithPerRPCCredentials(creds credentials.PerRPCCredentials) Option {
 	return func(c *config) { c.perRPC = creds }
 }
 
-// WithTimeout sets the deadline of unary calls whose context has none; 0
-// disables it. Streams (StreamEvents) are never given one: tails are
-// long-lived by design.
+// WithTimeout sets the deadline of unary calls whose context has none,
+// retries included; 0 disables it. Streams (StreamEvents) are never given
+// one: tails are long-lived by design.
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 // WithMaxMessageBytes sets the largest message sent or received; keep it in
@@ -119,7 +121,7 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 // Unless WithLazyConnect is given, Dial waits until the connection is ready
 // or ctx ends, so a wrong address fails here rather than on the first call.
 func Dial(ctx context.Context, target string, opts ...Option) (*Client, error) {
-	cfg := config{timeout: DefaultTimeout, maxMessageBytes: DefaultMaxMessageBytes}
+	cfg := config{timeout: DefaultTimeout, maxMessageBytes: DefaultMaxMessageBytes, retry: DefaultRetryPolicy}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -150,6 +152,21 @@ func Dial(ctx context.Context, target string, opts ...Option) (*Client, error) {
 	}
 	if cfg.timeout > 0 {
 		dialOpts = append(dialOpts, grpc.WithChainUnaryInterceptor(defaultTimeout(cfg.timeout)))
+	}
+	// Inside the default deadline, which then bounds every try together.
+	dialOpts = append(dialOpts, grpc.WithChainUnaryInterceptor(retryUnary(cfg.retry)))
+	if cfg.retry.InitialBackoff > 0 && cfg.retry.MaxBackoff >= cfg.retry.InitialBackoff {
+		// The connection comes back no slower than calls retry (gRPC's
+		// default reconnect backoff grows to two minutes).
+		dialOpts = append(dialOpts, grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{
+				BaseDelay:  cfg.retry.InitialBackoff,
+				Multiplier: backoff.DefaultConfig.Multiplier,
+				Jitter:     backoff.DefaultConfig.Jitter,
+				MaxDelay:   cfg.retry.MaxBackoff,
+			},
+			MinConnectTimeout: 20 * time.Second,
+		}))
 	}
 	if cfg.bearer != "" {
 		dialOpts = append(dialOpts, grpc.WithPerRPCCredentials(bearerToken{

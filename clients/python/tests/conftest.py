@@ -7,13 +7,8 @@ for the run and dropped afterwards.
 
 from __future__ import annotations
 
-import json
 import os
-import queue
-import signal
 import subprocess
-import threading
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -21,14 +16,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from cli_runners import Clis, MissingToolError, build_go_cli, python_cli_command, ts_cli_command
+from server_process import ServerProcess
 
 from sessionstore_client.adk import GrpcSessionService
 
-REPO = Path(__file__).resolve().parents[3]
 BASE_URL = os.environ.get(
     "SESSIONSTORE_TEST_DATABASE_URL", "postgres://sessionstore:sessionstore@127.0.0.1:5432/postgres"
 )
-START_TIMEOUT_S = 90
 
 
 def _psql(sql: str) -> None:
@@ -48,54 +42,11 @@ def database_url() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def server(database_url: str) -> Iterator[str]:
     """The server's gRPC target, host:port."""
-    proc = subprocess.Popen(
-        [str(REPO / "node_modules/.bin/tsx"), "src/main.ts", "--port", "0"],
-        cwd=REPO,
-        env={**os.environ, "DATABASE_URL": database_url},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: queue.Queue[str | None] = queue.Queue()
-    log: list[str] = []
-
-    def pump() -> None:
-        # Keeps reading after startup so a chatty server never blocks on a full pipe.
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.append(line)
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
+    proc = ServerProcess(database_url)
     try:
-        yield _wait_until_listening(lines, log)
+        yield proc.target
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise RuntimeError("server did not stop within 30 s of SIGTERM:\n" + "".join(log[-20:])) from None
-
-
-def _wait_until_listening(lines: queue.Queue[str | None], log: list[str]) -> str:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            line = lines.get(timeout=left)
-        except queue.Empty:
-            break
-        if line is None:
-            raise RuntimeError("server exited before listening:\n" + "".join(log))
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if entry.get("msg") == "sessionstore listening":
-            return urlsplit(entry["url"]).netloc
-    raise RuntimeError(f"server not listening after {START_TIMEOUT_S} s:\n" + "".join(log))
+        proc.stop()
 
 
 @pytest.fixture

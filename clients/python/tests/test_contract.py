@@ -15,6 +15,7 @@ from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions, EventCompaction
 from google.adk.models.cache_metadata import CacheMetadata
+from google.adk.platform import uuid as platform_uuid
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 from google.adk.tools.tool_confirmation import ToolConfirmation
@@ -64,6 +65,33 @@ async def test_create_generates_an_id_when_none_or_empty(service: GrpcSessionSer
     a = await service.create_session(app_name=app_name, user_id=USER)
     b = await service.create_session(app_name=app_name, user_id=USER, session_id="")
     assert a.id and b.id and a.id != b.id
+
+
+async def test_session_ids_are_stripped_and_blank_ones_generated_as_adk_does(
+    service: GrpcSessionService, app_name: str
+):
+    # ADK's in-memory and SQLite services str.strip() session ids (whitespace
+    # and the control characters Python counts as whitespace) and give a
+    # blank one a fresh id from ADK's id provider.
+    padded = await service.create_session(app_name=app_name, user_id=USER, session_id=" \t\x1f s-1 \n\r")
+    assert padded.id == "s-1"
+    for same in ("s-1", "  s-1", "s-1\x0b\x0c"):
+        got = await service.get_session(app_name=app_name, user_id=USER, session_id=same)
+        assert got is not None and got.id == "s-1"
+    with pytest.raises(AlreadyExistsError):
+        await service.create_session(app_name=app_name, user_id=USER, session_id="\ts-1")
+    ids = iter(["fixed-1", "fixed-2"])
+    platform_uuid.set_id_provider(lambda: next(ids))
+    try:
+        assert (await service.create_session(app_name=app_name, user_id=USER)).id == "fixed-1"
+        assert (await service.create_session(app_name=app_name, user_id=USER, session_id=" \t\n")).id == "fixed-2"
+    finally:
+        platform_uuid.reset_id_provider()
+    for blank in ("", "   "):
+        assert await service.get_session(app_name=app_name, user_id=USER, session_id=blank) is None
+        await service.delete_session(app_name=app_name, user_id=USER, session_id=blank)
+    await service.delete_session(app_name=app_name, user_id=USER, session_id=" s-1 ")
+    assert await service.get_session(app_name=app_name, user_id=USER, session_id="s-1") is None
 
 
 async def test_create_with_a_taken_id_raises_already_exists(service: GrpcSessionService, app_name: str):

@@ -36,12 +36,20 @@ type Server struct {
 	// URL is what the server logged, e.g. http://127.0.0.1:41234.
 	URL string
 
-	cmd      *exec.Cmd
+	root     string
+	tsx      string
+	dbURL    string
 	adminURL string
 	dbName   string
-	exited   chan struct{}
-	waitErr  error
+	proc     *process
 	log      *tail
+}
+
+// process is one run of the server: Halt and Resume make a new one.
+type process struct {
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error
 }
 
 // Main starts a server, runs the package's tests, and stops the server; use
@@ -89,11 +97,20 @@ func Start(ctx context.Context) (*Server, error) {
 		return nil, err
 	}
 
-	s := &Server{adminURL: adminURL, dbName: name, exited: make(chan struct{}), log: &tail{max: 200}}
-	cmd := exec.Command(tsx, "src/main.ts", "--host", "127.0.0.1", "--port", "0")
-	cmd.Dir = root
+	s := &Server{root: root, tsx: tsx, dbURL: dbURL, adminURL: adminURL, dbName: name, log: &tail{max: 200}}
+	if err := s.start(ctx, "0"); err != nil {
+		return nil, errors.Join(err, s.dropDatabase())
+	}
+	return s, nil
+}
+
+// start runs the server process on port and waits until it listens.
+func (s *Server) start(ctx context.Context, port string) error {
+	p := &process{exited: make(chan struct{})}
+	cmd := exec.Command(s.tsx, "src/main.ts", "--host", "127.0.0.1", "--port", port)
+	cmd.Dir = s.root
 	cmd.Env = append(os.Environ(),
-		"DATABASE_URL="+dbURL,
+		"DATABASE_URL="+s.dbURL,
 		"SESSIONSTORE_LOG_LEVEL=info",
 		// Open tails end within this after SIGTERM, so Stop stays quick.
 		"SESSIONSTORE_SHUTDOWN_GRACE_MS=2000",
@@ -105,53 +122,71 @@ func Start(ctx context.Context) (*Server, error) {
 	// the process exits, racing the reader for the last lines of the log.
 	logR, logW, err := os.Pipe()
 	if err != nil {
-		return nil, errors.Join(err, s.dropDatabase())
+		return err
 	}
 	cmd.Stdout, cmd.Stderr = logW, logW
 	err = cmd.Start()
 	logW.Close()
 	if err != nil {
 		logR.Close()
-		return nil, errors.Join(fmt.Errorf("start server: %w", err), s.dropDatabase())
+		return fmt.Errorf("start server: %w", err)
 	}
-	s.cmd = cmd
+	p.cmd = cmd
+	s.proc = p
 
 	urls := make(chan string, 1)
 	go s.readLog(logR, urls)
 	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.exited)
+		p.waitErr = cmd.Wait()
+		close(p.exited)
 	}()
 
 	select {
 	case s.URL = <-urls:
-		return s, nil
-	case <-s.exited:
-		return nil, errors.Join(fmt.Errorf("server exited before listening (%v); log:\n%s", s.waitErr, s.log), s.dropDatabase())
+		return nil
+	case <-p.exited:
+		return fmt.Errorf("server exited before listening (%v); log:\n%s", p.waitErr, s.log)
 	case <-ctx.Done():
-		return nil, errors.Join(fmt.Errorf("server not listening in time: %w; log:\n%s", ctx.Err(), s.log), s.Stop())
+		return errors.Join(fmt.Errorf("server not listening in time: %w; log:\n%s", ctx.Err(), s.log), s.Halt())
 	}
+}
+
+// Halt stops the server process as Stop does but keeps its database, so
+// Resume can bring the same server back.
+func (s *Server) Halt() error {
+	p := s.proc
+	if p == nil {
+		return nil
+	}
+	s.proc = nil
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		if p.waitErr != nil {
+			return fmt.Errorf("server exit: %w; log:\n%s", p.waitErr, s.log)
+		}
+		return nil
+	case <-time.After(20 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+		return fmt.Errorf("server ignored SIGTERM for 20 s; killed; log:\n%s", s.log)
+	}
+}
+
+// Resume starts a halted server again on the port it had, over the same
+// database, and returns once it listens.
+func (s *Server) Resume(ctx context.Context) error {
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return err
+	}
+	return s.start(ctx, u.Port())
 }
 
 // Stop sends SIGTERM, waits for a clean exit (killing the process group
 // after 20 s), and drops the database.
 func (s *Server) Stop() error {
-	var errs []error
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.exited:
-			if s.waitErr != nil {
-				errs = append(errs, fmt.Errorf("server exit: %w; log:\n%s", s.waitErr, s.log))
-			}
-		case <-time.After(20 * time.Second):
-			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-			<-s.exited
-			errs = append(errs, fmt.Errorf("server ignored SIGTERM for 20 s; killed; log:\n%s", s.log))
-		}
-	}
-	errs = append(errs, s.dropDatabase())
-	return errors.Join(errs...)
+	return errors.Join(s.Halt(), s.dropDatabase())
 }
 
 // Log is the tail of the server's output, for failure messages.

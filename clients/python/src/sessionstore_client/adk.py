@@ -18,6 +18,7 @@ from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
+from google.adk.platform import uuid as platform_uuid
 from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig, ListSessionsResponse
 from google.adk.sessions.session import Session
 from pydantic_core import to_jsonable_python
@@ -71,10 +72,13 @@ class GrpcSessionService(BaseSessionService):
         session_id: str | None = None,
     ) -> Session:
         request = pb.CreateSessionRequest(
-            app_name=app_name, user_id=user_id, state=_convert.to_struct(_json_safe(state or {}))
+            app_name=app_name,
+            user_id=user_id,
+            state=_convert.to_struct(_json_safe(state or {})),
+            # As ADK's in-memory and SQLite services: a blank id gets a new one
+            # from ADK's id provider (platform.uuid, which tests can fix).
+            session_id=_adk_session_id(session_id) or platform_uuid.new_uuid(),
         )
-        if session_id is not None:
-            request.session_id = session_id
         with _mapped_errors():
             response = await self.client.create_session(request)
         return _to_session(response.session)
@@ -88,6 +92,9 @@ class GrpcSessionService(BaseSessionService):
         session_id: str,
         config: GetSessionConfig | None = None,
     ) -> Session | None:
+        session_id = _adk_session_id(session_id)
+        if not session_id:
+            return None  # ADK finds no session under a blank id.
         request = pb.GetSessionRequest(app_name=app_name, user_id=user_id, session_id=session_id)
         if config and config.num_recent_events is not None:
             request.num_recent_events = config.num_recent_events
@@ -118,6 +125,9 @@ class GrpcSessionService(BaseSessionService):
 
     @override
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        session_id = _adk_session_id(session_id)
+        if not session_id:
+            return  # Nothing is stored under a blank id; ADK's delete is a no-op.
         with _mapped_errors():
             await self.client.delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
 
@@ -143,9 +153,15 @@ class GrpcSessionService(BaseSessionService):
             expected_revision=await self._expected_revision(session),
         )
         with _mapped_errors(session):
-            response = await self.client.append_event(request)
+            response, tries = await self.client._append_event_tries(request)
+        if response.duplicate and tries > 1 and response.event.seq == request.expected_revision + 1:
+            # The client retried after an UNAVAILABLE, and an earlier try of
+            # this call had in fact committed: the stored event sits exactly
+            # where this append asked for it, under its id. That is this
+            # append's success, not a re-delivery.
+            return await self._appended(session, event, response)
         if response.duplicate:
-            # A retry of an append that already went through (idempotent on
+            # A re-append of an event stored earlier (idempotent on
             # event.id): nothing new was stored, so the session stays as is.
             stored = event_pb2.Event()
             stored.CopyFrom(response.event)
@@ -155,12 +171,19 @@ class GrpcSessionService(BaseSessionService):
                     f"Event {event.id} already exists in session {session.id} with different content."
                 )
             return event
-        session._storage_update_marker = str(response.revision)
+        return await self._appended(session, event, response)
+
+    async def _appended(self, session: Session, event: Event, response: pb.AppendEventResponse) -> Event:
+        # The revision right after this event: when other writers have
+        # appended since (possible after a retried append), the next append
+        # from this copy is then refused as stale, as it should be.
+        session._storage_update_marker = str(response.event.seq)
         # The base class applies temp: keys to the in-memory session (later
         # steps of this invocation read them), trims them from the event and
         # commits the rest, exactly as ADK's own services do.
         await super().append_event(session, event)
-        session.last_update_time = _convert.from_timestamp(response.last_update_time)
+        if response.revision == response.event.seq:
+            session.last_update_time = _convert.from_timestamp(response.last_update_time)
         return event
 
     @asynccontextmanager
@@ -196,6 +219,16 @@ class GrpcSessionService(BaseSessionService):
         if _convert.from_timestamp(stored.last_update_time) > session.last_update_time and last_stored != last_known:
             raise StaleSessionError(_STALE_MESSAGE)
         return stored.revision
+
+
+def _adk_session_id(session_id: str | None) -> str | None:
+    """A session id as ADK's in-memory and SQLite services take it: str.strip()ped.
+
+    That strips surrounding whitespace as Python defines it, which includes
+    the control characters \t \n \v \f \r and \x1c-\x1f. The server itself
+    refuses padded ids; the stripping is ADK's behaviour, kept here.
+    """
+    return session_id.strip() if session_id else session_id
 
 
 def _to_session(message: session_pb2.Session) -> Session:

@@ -18,7 +18,6 @@ import os
 import sys
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import grpc
 from google.protobuf import json_format
@@ -29,16 +28,6 @@ from sessionstore.v1 import session_service_pb2 as pb
 from sessionstore_client.client import SessionStoreClient
 
 _PROG = "sessionstore-cli"
-
-
-def grpc_target(url: str) -> tuple[str, grpc.ChannelCredentials | None]:
-    """`http://host:port` (plaintext), `https://host:port` (TLS) or a bare gRPC target (plaintext)."""
-    if "://" not in url:
-        return url, None
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
-        raise ValueError(f"--url {url!r}: expected http://HOST:PORT, https://HOST:PORT or HOST:PORT")
-    return parts.netloc, grpc.ssl_channel_credentials() if parts.scheme == "https" else None
 
 
 def to_json_line(message: Message) -> str:
@@ -60,9 +49,8 @@ def _integral_numbers_as_ints(value: Any) -> Any:
 
 
 async def _call(args: argparse.Namespace, stdin: bytes) -> Message:
-    target, credentials = grpc_target(args.url)
     metadata = [("authorization", f"Bearer {args.token}")] if args.token else []
-    async with SessionStoreClient(target, timeout=args.timeout, credentials=credentials, metadata=metadata) as client:
+    async with SessionStoreClient(args.url, timeout=args.timeout, metadata=metadata) as client:
         if args.command == "get-session":
             request = pb.GetSessionRequest(app_name=args.app, user_id=args.user, session_id=args.session)
             return await client.get_session(request)
