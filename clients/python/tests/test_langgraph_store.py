@@ -125,6 +125,17 @@ async def test_what_langgraph_puts_adk_finds_and_back(server: str, app_name: str
             await store.aclose()
 
 
+def test_items_are_redacted_like_everything_else(server: str, app_name: str) -> None:
+    store = SessionStoreStore(server, app_name=app_name, user_id="u1")
+    try:
+        store.put(("contacts",), "c1", {"text": "write to ana@example.com", "n": 1})
+        item = store.get(("contacts",), "c1")
+        assert item is not None and item.value == {"text": "write to [EMAIL]", "n": 1}
+        assert store.search(("contacts",), query="example") == []
+    finally:
+        store.close()
+
+
 class State(TypedDict):
     fact: str
     recalled: list[str]
