@@ -94,7 +94,9 @@ async def write_thread(saver: BaseCheckpointSaver, thread_id: str, steps: int) -
 
 async def puts_per_second(saver: BaseCheckpointSaver, threads: int, steps: int) -> float:
     start = time.perf_counter()
-    await asyncio.gather(*(write_thread(saver, f"puts-{threads}-{i}-{uuid.uuid4().hex[:6]}", steps) for i in range(threads)))
+    await asyncio.gather(
+        *(write_thread(saver, f"puts-{threads}-{i}-{uuid.uuid4().hex[:6]}", steps) for i in range(threads))
+    )
     return threads * steps / (time.perf_counter() - start)
 
 
@@ -152,7 +154,9 @@ async def run(target: str, server_db: str, saver_db: str, sizes: Sizes) -> list[
             rows.append((f"checkpoint puts/s, {threads} thread(s) at once", f"{a:,.0f}", f"{b:,.0f}"))
         a50, a99 = await get_latency(ours, sizes.history, sizes.reads)
         b50, b99 = await get_latency(theirs, sizes.history, sizes.reads)
-        rows.append((f"get_tuple (latest of {sizes.history}), p50 / p99 ms", f"{a50:.2f} / {a99:.2f}", f"{b50:.2f} / {b99:.2f}"))
+        rows.append(
+            (f"get_tuple (latest of {sizes.history}), p50 / p99 ms", f"{a50:.2f} / {a99:.2f}", f"{b50:.2f} / {b99:.2f}")
+        )
         thread_id = f"bytes-{uuid.uuid4().hex[:8]}"
         await write_thread(ours, thread_id, sizes.bytes_steps)
         await write_thread(theirs, thread_id, sizes.bytes_steps)

@@ -33,7 +33,9 @@ class FakeOrderModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "fake-order-model"
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
         last = messages[-1]
         if isinstance(last, ToolMessage):
             reply = AIMessage(content=f"Order status: {last.content}")
@@ -42,7 +44,9 @@ class FakeOrderModel(BaseChatModel):
         else:
             reply = AIMessage(
                 content="",
-                tool_calls=[{"name": "lookup_order", "args": {"order_id": "8842"}, "id": "call-1", "type": "tool_call"}],
+                tool_calls=[
+                    {"name": "lookup_order", "args": {"order_id": "8842"}, "id": "call-1", "type": "tool_call"}
+                ],
             )
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
@@ -119,7 +123,12 @@ async def main(phase: str, target: str, app: str, user: str, thread: str, checkp
             forked = summary(await graph.aget_state(fork))
             await graph.ainvoke(Command(resume="deny"), fork)
             history = [summary(s) async for s in graph.aget_state_history(config)]
-            return {"replayed": replayed, "fork": forked, "after": summary(await graph.aget_state(config)), "history": history}
+            return {
+                "replayed": replayed,
+                "fork": forked,
+                "after": summary(await graph.aget_state(config)),
+                "history": history,
+            }
         raise SystemExit(f"unknown phase {phase}")
     finally:
         saver.close()

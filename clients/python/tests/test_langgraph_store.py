@@ -59,7 +59,10 @@ def test_put_get_search_delete_and_namespaces(server: str, app_name: str) -> Non
         # Prefixes are by label: ("memories",) is not ("memoriesx",).
         assert sorted(i.key for i in store.search(("memories",))) == ["drink", "food", "home"]
         assert sorted(i.key for i in store.search(("memories",), filter={"kind": "pref"})) == ["drink", "food"]
-        assert [i.key for i in store.search(("memories",), filter={"score": {"$gt": 4}})] in (["drink", "home"], ["home", "drink"])
+        assert [i.key for i in store.search(("memories",), filter={"score": {"$gt": 4}})] in (
+            ["drink", "home"],
+            ["home", "drink"],
+        )
         assert [i.key for i in store.search(("memories",), filter={"n": {"a": 1}})] == ["home"]
         assert len(store.search(("memories",), limit=2)) == 2
         assert len(store.search(("memories",), limit=2, offset=2)) == 1
@@ -106,10 +109,14 @@ async def test_what_langgraph_puts_adk_finds_and_back(server: str, app_name: str
     async with GrpcMemoryService(server) as memory, GrpcSessionService(server) as sessions:
         try:
             # LangGraph -> ADK.
-            await store.aput(("memories", "u_42"), "allergy", {"text": "allergic to peanuts", "source": "chat"}, index=["text"])
+            await store.aput(
+                ("memories", "u_42"), "allergy", {"text": "allergic to peanuts", "source": "chat"}, index=["text"]
+            )
             found = await memory.search_memory(app_name=app_name, user_id="u_42", query="peanuts")
             assert [p.text for m in found.memories for p in m.content.parts] == ["allergic to peanuts"]
-            assert (await memory.search_memory(app_name=app_name, user_id="someone-else", query="peanuts")).memories == []
+            assert (
+                await memory.search_memory(app_name=app_name, user_id="someone-else", query="peanuts")
+            ).memories == []
 
             # ADK -> LangGraph: a session's events become memories, which the store's search finds.
             session = await sessions.create_session(app_name=app_name, user_id="u_42")

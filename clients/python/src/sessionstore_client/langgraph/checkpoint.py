@@ -160,7 +160,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
         return pb.TypedValue(type=type_, data=data)
 
     def _put_request(
-        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> tuple[pb.PutCheckpointRequest, RunnableConfig]:
         configurable = config["configurable"]
         thread_id = str(configurable["thread_id"])
@@ -250,8 +254,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
     def _tuple(self, cp: pb.Checkpoint) -> CheckpointTuple:
         checkpoint: Checkpoint = self.serde.loads_typed((cp.body.type, cp.body.data))
         checkpoint["channel_values"] = {
-            v.channel: self.serde.loads_typed((v.value.type, v.value.data)) for v in cp.channel_values if v.HasField("value")
+            v.channel: self.serde.loads_typed((v.value.type, v.value.data))
+            for v in cp.channel_values
+            if v.HasField("value")
         }
+
         def config_of(checkpoint_id: str) -> RunnableConfig:
             return {
                 "configurable": {
@@ -315,7 +322,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             request.page_token = response.next_page_token
 
     def put(
-        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> RunnableConfig:
         request, next_config = self._put_request(config, checkpoint, metadata, new_versions)
         self._call("PutCheckpoint", request)
@@ -329,7 +340,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
 
     def delete_thread(self, thread_id: str) -> None:
         self._call(
-            "DeleteThread", pb.DeleteThreadRequest(app_name=self.app_name, user_id=self.user_id, thread_id=str(thread_id))
+            "DeleteThread",
+            pb.DeleteThreadRequest(app_name=self.app_name, user_id=self.user_id, thread_id=str(thread_id)),
         )
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
@@ -376,7 +388,11 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
             request.page_token = response.next_page_token
 
     async def aput(
-        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> RunnableConfig:
         request, next_config = self._put_request(config, checkpoint, metadata, new_versions)
         await self._acall("PutCheckpoint", request)
@@ -390,7 +406,8 @@ class SessionStoreSaver(BaseCheckpointSaver[str]):
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self._acall(
-            "DeleteThread", pb.DeleteThreadRequest(app_name=self.app_name, user_id=self.user_id, thread_id=str(thread_id))
+            "DeleteThread",
+            pb.DeleteThreadRequest(app_name=self.app_name, user_id=self.user_id, thread_id=str(thread_id)),
         )
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:

@@ -51,7 +51,8 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from sessionstore.v1 import event_pb2, memory_service_pb2 as pb
+from sessionstore.v1 import event_pb2
+from sessionstore.v1 import memory_service_pb2 as pb
 from sessionstore.v1.memory_service_pb2_grpc import MemoryServiceStub
 
 __all__ = ["SessionStoreStore"]
@@ -202,7 +203,10 @@ class SessionStoreStore(BaseStore):
 
     def _get(self, op: GetOp) -> _Steps:
         try:
-            response = yield "GetMemory", pb.GetMemoryRequest(**self._scope(), memory_id=_entry_id(op.namespace, op.key))
+            response = yield (
+                "GetMemory",
+                pb.GetMemoryRequest(**self._scope(), memory_id=_entry_id(op.namespace, op.key)),
+            )
         except grpc.RpcError as e:
             if e.code() == grpc.StatusCode.NOT_FOUND:
                 return None
@@ -260,7 +264,9 @@ class SessionStoreStore(BaseStore):
             response = yield "SearchMemory", request
             matches = [(r.memory, r.score) for r in response.results]
         else:
-            request = pb.ListMemoriesRequest(**self._scope(), page_size=_LIST_PAGE, filter=self._filter(op.namespace_prefix, eq))
+            request = pb.ListMemoriesRequest(
+                **self._scope(), page_size=_LIST_PAGE, filter=self._filter(op.namespace_prefix, eq)
+            )
             while len(matches) < wanted:
                 response = yield "ListMemories", request
                 matches.extend((m, None) for m in response.memories if _in_prefix(m, op.namespace_prefix))
@@ -478,6 +484,6 @@ def _matches_conditions(ns: tuple[str, ...], conditions: Sequence[MatchCondition
         if len(ns) < len(path):
             return False
         part = ns[: len(path)] if c.match_type == "prefix" else ns[len(ns) - len(path) :]
-        if any(p != "*" and p != n for p, n in zip(path, part)):
+        if any(p != "*" and p != n for p, n in zip(path, part, strict=True)):
             return False
     return True
