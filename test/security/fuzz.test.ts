@@ -4,6 +4,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/ts/grpc/health/v1/health_pb.js";
+import { CheckpointService } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract } from "../support/contract.js";
 import { snapshot } from "../support/db-snapshot.js";
@@ -152,14 +153,11 @@ describeContract(
       console.log(`hostile input: ${tried} cases tried`);
     });
 
-    for (const method of SessionService.methods) {
+    for (const [service, method] of [SessionService, CheckpointService].flatMap((s) => s.methods.map((m) => [s, m] as const))) {
       it(`${method.name}: random and malformed typed requests get a proper status and write nothing when refused`, async () => {
         // Node's HTTP/2 client kills its own session past 10 MiB of buffered
         // data (ENHANCE_YOUR_CALM), and these requests can be larger.
-        const client = createClient(
-          SessionService,
-          createGrpcTransport({ baseUrl: t().server.url, nodeOptions: { maxSessionMemory: 512 } }),
-        );
+        const client = createClient(service, createGrpcTransport({ baseUrl: t().server.url, nodeOptions: { maxSessionMemory: 512 } }));
         const fn = (client as unknown as Record<string, (req: unknown, opts?: unknown) => unknown>)[method.localName];
         if (!fn) throw new Error(`no client method for ${method.name}`);
         await fc.assert(
