@@ -204,7 +204,7 @@ export class MemoryStore {
     let q = query;
     if (q.mode === "any" && q.text.trim() !== "") {
       const lexemes = await queryLexemes(this.#db, policy.textConfig, q.text);
-      const { terms } = lexemes.length > 0 ? await weighTerms(this.#db, q.scope, lexemes, liveSince, now) : { terms: [] };
+      const { terms } = lexemes.length > 0 ? await weighTerms(this.#db, q.scope, lexemes) : { terms: [] };
       // No word of the query is in the user's memory: the text ranking is empty.
       if (terms.length === 0) {
         if (q.embedding === undefined) return [];

@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { liveScope, type MemoryScope } from "./memory-sql.js";
+import type { MemoryScope } from "./memory-sql.js";
 import type { Database } from "./schema.js";
 
 // How much each word of a question says, in this user's memory. Questions
@@ -7,13 +7,17 @@ import type { Database } from "./schema.js";
 // entries hold; with PostgreSQL's ranking alone an entry holding two of
 // them outranks the one entry holding the rare word that matters. So, as
 // BM25 does, each word is weighted by its inverse document frequency, here
-// counted among the user's own entries (through the GIN index, capped), and
+// counted among the user's own entries (through the indexes, capped), and
 // words held by more than half of them only rank, they do not select:
 // a search then reads the entries holding the telling words, not most of
-// the user's memory.
+// the user's memory. Counts include entries expired but not yet swept:
+// weights need no more precision, and the counts stay index lookups.
 
-/** Counting stops here: past it a word is common whatever the exact count. */
-export const COUNT_CAP = 1000;
+/**
+ * Counting stops here: past it a word is common whatever the exact count,
+ * and a search's cost stays bounded however large the user's memory.
+ */
+export const COUNT_CAP = 200;
 /** Words of a query that are weighed; the rest are ignored. */
 export const MAX_TERMS = 32;
 
@@ -41,10 +45,10 @@ export function anyOf(lexemes: string[]): string {
  * each counted up to COUNT_CAP. Every lexeme is a constant of the statement,
  * so each count is planned as a lookup in the GIN index.
  */
-export function termCountsQuery(scope: MemoryScope, lexemes: string[], liveSince: bigint | undefined, now: bigint) {
-  const live = liveScope(scope, liveSince, now);
+export function termCountsQuery(scope: MemoryScope, lexemes: string[]) {
   const capped = (where: RawBuilder<unknown>) =>
-    sql`(SELECT count(*)::int FROM (SELECT 1 FROM memories m WHERE ${live} AND ${where} LIMIT ${COUNT_CAP}) x)`;
+    sql`(SELECT count(*)::int FROM (
+      SELECT 1 FROM memories m WHERE m.app_name = ${scope.appName} AND m.user_id = ${scope.userId} AND ${where} LIMIT ${COUNT_CAP}) x)`;
   const columns = lexemes.map((l, i) => sql`${capped(sql`m.search @@ ${anyOf([l])}::tsquery`)} AS ${sql.ref(`d${i}`)}`);
   return sql<Record<string, number>>`SELECT ${sql.join([sql`${capped(sql`true`)} AS n`, ...columns])}`;
 }
@@ -53,10 +57,8 @@ export async function weighTerms(
   db: Kysely<Database>,
   scope: MemoryScope,
   lexemes: string[],
-  liveSince: bigint | undefined,
-  now: bigint,
 ): Promise<{ entries: number; terms: WeightedTerm[] }> {
-  const { rows } = await termCountsQuery(scope, lexemes, liveSince, now).execute(db);
+  const { rows } = await termCountsQuery(scope, lexemes).execute(db);
   const row = rows[0] ?? {};
   const n = Number(row.n ?? 0);
   const terms: WeightedTerm[] = [];
