@@ -277,6 +277,11 @@ export function renderMarkdown(results: Results): string {
     out.push(`The server logged ${results.serverProblems.length} warning(s) during the run; they are in the results JSON.`);
     out.push("");
   }
+  const memory = join(dirname(fileURLToPath(import.meta.url)), "MEMORY.md");
+  if (!smoke && existsSync(memory)) {
+    out.push(readFileSync(memory, "utf8").trim());
+    out.push("");
+  }
   const notes = join(dirname(fileURLToPath(import.meta.url)), "PROFILE.md");
   if (!smoke && existsSync(notes)) {
     out.push(readFileSync(notes, "utf8").trim());

@@ -8,7 +8,8 @@ export interface MemoryPolicy {
   /**
    * PostgreSQL text search configuration for new entries and queries. `simple`
    * (the default) lowercases and splits words, for any language; `english`
-   * and the others stem. Entries keep the configuration they were stored with.
+   * and the others stem. A change applies to entries stored afterwards and to
+   * every query; entries stored before keep the words they were indexed with.
    */
   textConfig: string;
   /** Whether DeleteSession also deletes the entries derived from that session. */

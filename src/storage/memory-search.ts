@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from "kysely";
 import { filterSql, liveScope, MEMORY_COLUMNS, type MemoryFilterQuery, type MemoryRow, type MemoryScope } from "./memory-sql.js";
+import { anyOf, type WeightedTerm } from "./memory-terms.js";
 
 export interface SearchQuery {
   scope: MemoryScope;
@@ -10,6 +11,11 @@ export interface SearchQuery {
   embedding?: number[] | undefined;
   limit: number;
   filter: MemoryFilterQuery;
+  /**
+   * For `any`: the query's words that the user's entries hold, weighted (see
+   * memory-terms.ts). Unset: PostgreSQL's ts_rank_cd alone.
+   */
+  terms?: WeightedTerm[] | undefined;
 }
 
 export interface SearchRow extends MemoryRow {
@@ -50,15 +56,26 @@ export function searchQuery(q: SearchQuery, ctx: { textConfig: string; liveSince
   const candidates = Math.max(q.limit * 4, 50);
   const where = sql`${liveScope(q.scope, ctx.liveSince, ctx.now)} AND ${filterSql(q.filter)}`;
   const hasText = q.text.trim() !== "";
-  const query = tsquery(q.text, q.mode, ctx.textConfig);
+  const weighted = q.mode === "any" && q.terms !== undefined && q.terms.length > 0 ? q.terms : undefined;
+  // Ranking and highlights use every word; with weights, only the telling
+  // words select the candidates.
+  const query = weighted ? sql`${anyOf(weighted.map((t) => t.lexeme))}::tsquery` : tsquery(q.text, q.mode, ctx.textConfig);
+  const selective = weighted?.filter((t) => t.selective);
+  const match = selective && selective.length > 0 ? sql`${anyOf(selective.map((t) => t.lexeme))}::tsquery` : query;
+  const relevance = weighted
+    ? sql`(${sql.join(
+        weighted.map((t) => sql`CASE WHEN m.search @@ ${anyOf([t.lexeme])}::tsquery THEN ${t.idf}::float8 ELSE 0 END`),
+        sql` + `,
+      )}) * (1 + 0.5 * ts_rank_cd(m.search, ${query}, 32))`
+    : sql`ts_rank_cd(m.search, ${query}, 32)`;
   const hasVector = q.embedding !== undefined;
   const ageDays = sql`greatest(${ctx.now} - m.timestamp_ns, 0) / ${86_400_000_000_000}::float8`;
   const textRank = hasText
     ? sql`
       text_hits AS (
-        SELECT m.pk, ts_rank_cd(m.search, ${query}, 32) * (0.8 + 0.2 / (1 + ${ageDays} / ${RECENCY_DAYS})) AS score, m.timestamp_ns
+        SELECT m.pk, ${relevance} * (0.8 + 0.2 / (1 + ${ageDays} / ${RECENCY_DAYS})) AS score, m.timestamp_ns
         FROM memories m
-        WHERE ${where} AND m.search @@ ${query}
+        WHERE ${where} AND m.search @@ ${match}
         ORDER BY score DESC, m.timestamp_ns DESC, m.pk DESC
         LIMIT ${candidates}
       ),

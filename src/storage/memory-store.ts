@@ -6,6 +6,7 @@ import { PolicySet } from "../policy/app-policy.js";
 import type { MemoryPolicy } from "../policy/memory-policy.js";
 import { type SearchQuery, searchQuery } from "./memory-search.js";
 import { filterSql, liveScope, MEMORY_COLUMNS, type MemoryFilterQuery, type MemoryRow, type MemoryScope } from "./memory-sql.js";
+import { queryLexemes, weighTerms } from "./memory-terms.js";
 import type { Database } from "./schema.js";
 
 export type { SearchQuery } from "./memory-search.js";
@@ -195,14 +196,24 @@ export class MemoryStore {
     return rows[0]?.last_seq ?? 0n;
   }
 
-  async search(q: SearchQuery): Promise<SearchHit[]> {
-    if (q.embedding !== undefined) await this.requireVectors("a search with a query embedding");
-    const policy = this.policy(q.scope.appName);
-    const { rows } = await searchQuery(q, {
-      textConfig: policy.textConfig,
-      liveSince: this.liveSince(q.scope.appName),
-      now: nowNs(),
-    }).execute(this.#db);
+  async search(query: SearchQuery): Promise<SearchHit[]> {
+    if (query.embedding !== undefined) await this.requireVectors("a search with a query embedding");
+    const policy = this.policy(query.scope.appName);
+    const liveSince = this.liveSince(query.scope.appName);
+    const now = nowNs();
+    let q = query;
+    if (q.mode === "any" && q.text.trim() !== "") {
+      const lexemes = await queryLexemes(this.#db, policy.textConfig, q.text);
+      const { terms } = lexemes.length > 0 ? await weighTerms(this.#db, q.scope, lexemes) : { terms: [] };
+      // No word of the query is in the user's memory: the text ranking is empty.
+      if (terms.length === 0) {
+        if (q.embedding === undefined) return [];
+        q = { ...q, text: "" };
+      } else {
+        q = { ...q, terms };
+      }
+    }
+    const { rows } = await searchQuery(q, { textConfig: policy.textConfig, liveSince, now }).execute(this.#db);
     return rows.map((row) => ({
       memory: this.#toStored(row),
       score: Number(row.score),

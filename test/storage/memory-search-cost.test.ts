@@ -3,15 +3,26 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nowNs } from "../../src/domain/time.js";
 import type { OpenDatabase } from "../../src/storage/database.js";
 import { type SearchQuery, searchQuery } from "../../src/storage/memory-search.js";
+import { COUNT_CAP, queryLexemes, termCountsQuery, weighTerms } from "../../src/storage/memory-terms.js";
 import { backends } from "../support/backends.js";
 import { rowsRead } from "../support/plan.js";
 
 const USERS = 20;
 const PER_USER = 1000;
 
-function search(db: Kysely<unknown>, userId: string, text: string, limit = 10): Promise<number> {
-  const q: SearchQuery = { scope: { appName: "bench", userId }, text, mode: "any", limit, filter: {} };
-  return rowsRead(db, searchQuery(q, { textConfig: "simple", liveSince: undefined, now: nowNs() }).compile(db), "memories");
+/** Rows a search reads: weighing the query's words, then the search itself (as MemoryStore.search runs them). */
+async function search(opened: OpenDatabase, userId: string, text: string, limit = 10): Promise<{ weighing: number; search: number }> {
+  const db = opened.db as Kysely<unknown>;
+  const scope = { appName: "bench", userId };
+  const lexemes = await queryLexemes(opened.db, "simple", text);
+  const weighing = await rowsRead(db, termCountsQuery(scope, lexemes).compile(db), "memories");
+  const { terms } = await weighTerms(opened.db, scope, lexemes);
+  if (terms.length === 0) return { weighing, search: 0 };
+  const q: SearchQuery = { scope, text, mode: "any", limit, filter: {}, terms };
+  return {
+    weighing,
+    search: await rowsRead(db, searchQuery(q, { textConfig: "simple", liveSince: undefined, now: nowNs() }).compile(db), "memories"),
+  };
 }
 
 // A search must cost what it finds in one user's memory, not the size of
@@ -35,18 +46,30 @@ for (const backend of backends()) {
       await opened?.close();
     });
 
-    it("reads only the user's matching entries for a word every user has", async () => {
-      // u7's 50 matching entries, plus the 10 of the page read again for their bodies.
-      expect(await search(opened.db as Kysely<unknown>, "u7", "common")).toBeLessThanOrEqual(PER_USER + 10);
+    it("reads only the few entries holding a rare word, not the user's whole memory", async () => {
+      const cost = await search(opened, "u7", "needle");
+      // Weighing counts the user's entries up to the cap, and the three with the word.
+      expect(cost.weighing).toBeLessThanOrEqual(COUNT_CAP + 3);
+      // The three entries, and the same three again for their bodies.
+      expect(cost.search).toBeLessThanOrEqual(6);
+      expect((await search(opened, "u8", "needle")).search).toBe(0);
     });
 
-    it("reads only the few matching entries for a rare word, not the user's whole memory", async () => {
-      expect(await search(opened.db as Kysely<unknown>, "u7", "needle")).toBeLessThanOrEqual(6);
-      expect(await search(opened.db as Kysely<unknown>, "u8", "needle")).toBe(0);
+    it("selects by the telling word of a question: common words rank, they do not select", async () => {
+      const cost = await search(opened, "u7", "is there a common fact with the needle");
+      // The user's entries and each of the three common words ("a common fact") up to the cap; then "needle".
+      expect(cost.weighing).toBeLessThanOrEqual(4 * COUNT_CAP + 3);
+      expect(cost.search).toBeLessThanOrEqual(6);
+    });
+
+    it("reads only the user's entries for a word every entry holds (nothing tells them apart)", async () => {
+      const cost = await search(opened, "u7", "common");
+      // u7's matching entries, plus the 10 of the page read again for their bodies.
+      expect(cost.search).toBeLessThanOrEqual(PER_USER + 10);
     });
 
     it("reads nothing for a user with no entries", async () => {
-      expect(await search(opened.db as Kysely<unknown>, "nobody", "common")).toBe(0);
+      expect(await search(opened, "nobody", "common")).toEqual({ weighing: 0, search: 0 });
     });
   });
 }

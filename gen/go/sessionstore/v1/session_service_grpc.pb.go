@@ -59,7 +59,8 @@ type SessionServiceClient interface {
 	StreamEvents(ctx context.Context, in *StreamEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamEventsResponse], error)
 	// Deletes everything stored for one user of one app, for deletion
 	// requests: their sessions, those sessions' events and their user state,
-	// in one transaction. App state stays. Succeeds when there is nothing.
+	// in one transaction, then their memory entries (MemoryService). App state
+	// stays. Succeeds when there is nothing.
 	EraseUserData(ctx context.Context, in *EraseUserDataRequest, opts ...grpc.CallOption) (*EraseUserDataResponse, error)
 }
 
@@ -199,7 +200,8 @@ type SessionServiceServer interface {
 	StreamEvents(*StreamEventsRequest, grpc.ServerStreamingServer[StreamEventsResponse]) error
 	// Deletes everything stored for one user of one app, for deletion
 	// requests: their sessions, those sessions' events and their user state,
-	// in one transaction. App state stays. Succeeds when there is nothing.
+	// in one transaction, then their memory entries (MemoryService). App state
+	// stays. Succeeds when there is nothing.
 	EraseUserData(context.Context, *EraseUserDataRequest) (*EraseUserDataResponse, error)
 	mustEmbedUnimplementedSessionServiceServer()
 }

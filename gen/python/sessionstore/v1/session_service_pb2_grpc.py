@@ -153,7 +153,8 @@ class SessionServiceServicer:
     def EraseUserData(self, request, context):
         """Deletes everything stored for one user of one app, for deletion
         requests: their sessions, those sessions' events and their user state,
-        in one transaction. App state stays. Succeeds when there is nothing.
+        in one transaction, then their memory entries (MemoryService). App state
+        stays. Succeeds when there is nothing.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -797,7 +797,8 @@ export const SessionService: GenService<{
   /**
    * Deletes everything stored for one user of one app, for deletion
    * requests: their sessions, those sessions' events and their user state,
-   * in one transaction. App state stays. Succeeds when there is nothing.
+   * in one transaction, then their memory entries (MemoryService). App state
+   * stays. Succeeds when there is nothing.
    *
    * @generated from rpc sessionstore.v1.SessionService.EraseUserData
    */
