@@ -149,6 +149,11 @@ async function main(): Promise<void> {
       }
     }
     results.recall = { questions: set.questions.length, recallAt5: hits / set.questions.length, mrr: round(rr / set.questions.length) };
+    // What the smoke run checks besides "it ran": searches find entries, ingestion made them, recall holds.
+    if (search.some((r) => r.found === 0)) throw new Error("a search size found nothing: the load or the search is broken");
+    if (hits / set.questions.length < 0.9) throw new Error(`recall@5 ${hits / set.questions.length} is under 0.9`);
+    const ingested = await memory.listMemories({ appName: "ingest", userId: "u0", pageSize: 1 });
+    if (ingested.memories.length === 0) throw new Error("AddSessionToMemory made no entries");
 
     const dir = join(root, "bench", "results");
     mkdirSync(dir, { recursive: true });

@@ -2,6 +2,7 @@
 // embedding in a Node.js process.
 
 export * from "../gen/ts/sessionstore/v1/event_pb.js";
+export * from "../gen/ts/sessionstore/v1/history_pb.js";
 export * from "../gen/ts/sessionstore/v1/memory_service_pb.js";
 export * from "../gen/ts/sessionstore/v1/session_pb.js";
 export * from "../gen/ts/sessionstore/v1/session_service_pb.js";

@@ -23,6 +23,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const server = await startServer(config, { logger });
+  // The one line meant for a person (logs are JSON on stderr): where to click.
+  process.stdout.write(`Sessionstore web console: ${server.url}/\n`);
   let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
     signals++;

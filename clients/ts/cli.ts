@@ -2,10 +2,12 @@
 // the Go and Python CLIs, with messages as canonical protobuf JSON.
 //   tsx clients/ts/cli.ts --url URL get-session APP USER SESSION
 //   tsx clients/ts/cli.ts --url URL append-event APP USER SESSION < event.json
+//   tsx clients/ts/cli.ts --url URL search-memory APP USER QUERY
 import { fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import { EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { SearchMemoryResponseSchema } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { AppendEventResponseSchema, GetSessionResponseSchema } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
-import { createSessionStoreClient } from "../../src/client/create-client.js";
+import { createMemoryClient, createSessionStoreClient } from "../../src/client/create-client.js";
 
 async function main(argv: string[]): Promise<void> {
   const urlAt = argv.indexOf("--url");
@@ -25,6 +27,10 @@ async function main(argv: string[]): Promise<void> {
     const event = fromJsonString(EventSchema, Buffer.concat(chunks).toString("utf8"));
     const res = await client.appendEvent({ appName, userId, sessionId, event });
     process.stdout.write(`${toJsonString(AppendEventResponseSchema, res)}\n`);
+  } else if (command === "search-memory") {
+    // The fourth argument is the query.
+    const res = await createMemoryClient(url, { timeoutMs: 10_000 }).searchMemory({ appName, userId, query: sessionId, pageSize: 10 });
+    process.stdout.write(`${toJsonString(SearchMemoryResponseSchema, res)}\n`);
   } else {
     throw new Error(`unknown command ${command}`);
   }

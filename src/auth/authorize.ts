@@ -3,25 +3,33 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Health } from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
 import { CheckpointService } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
+import { ConsoleService } from "../../gen/ts/sessionstore/v1/console_service_pb.js";
 import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { APP_PREFIX } from "../domain/state.js";
 import type { Logger } from "../log/logger.js";
+import { grantKey } from "./grant-context.js";
 import type { TokenGrant, TokenStore } from "./tokens.js";
 
 // What each RPC of SessionService needs from a token. A method missing here
 // is refused for every token: a new RPC stays closed until someone decides
 // its rule.
 const READS = new Set(["GetSession", "ListSessions", "ListEvents", "GetUserState", "StreamEvents"]);
-const WRITES = new Set(["CreateSession", "DeleteSession", "AppendEvent", "EraseUserData"]);
-// CheckpointService: every request names its app and user, like a session's.
-const CHECKPOINT_READS = new Set(["GetCheckpoint", "ListCheckpoints"]);
-const CHECKPOINT_WRITES = new Set(["PutCheckpoint", "PutWrites", "DeleteThread", "CopyThread", "DeleteRuns", "PruneThreads"]);
+// A rewind writes session-scope keys only, and a fork copies a session of
+// the same user: neither touches app: state.
+const WRITES = new Set(["CreateSession", "DeleteSession", "AppendEvent", "EraseUserData", "ForkSession", "RewindSession"]);
 
+// The console's service answers within the caller's grant (handlers read it
+// from the context): any valid token may call it. FindSessions names an app,
+// which the token must grant.
+const CONSOLE = new Set(["WhoAmI", "ListApps", "FindSessions"]);
 // MemoryService, by the same rules: every request names its app and user;
 // read-only tokens may search, list and read entries, not add or delete.
 const MEMORY_READS = new Set(["SearchMemory", "ListMemories", "GetMemory"]);
 const MEMORY_WRITES = new Set(["AddSessionToMemory", "AddEventsToMemory", "AddMemories", "DeleteMemory", "DeleteSessionMemories"]);
+// CheckpointService (LangGraph threads): every request names its app and user, like a session's.
+const CHECKPOINT_READS = new Set(["GetCheckpoint", "ListCheckpoints"]);
+const CHECKPOINT_WRITES = new Set(["PutCheckpoint", "PutWrites", "DeleteThread", "CopyThread", "DeleteRuns", "PruneThreads"]);
 
 const RULES: ReadonlyMap<string, { reads: ReadonlySet<string>; writes: ReadonlySet<string> }> = new Map([
   [SessionService.typeName, { reads: READS, writes: WRITES }],
@@ -53,6 +61,12 @@ export function authInterceptor(tokens: TokenStore, logger: Logger): Interceptor
     if (PUBLIC_SERVICES.has(req.service.typeName)) return next(req);
     const grant = authenticate(tokens, req.header.get("authorization"));
     const method = req.method.name;
+    if (req.service.typeName === ConsoleService.typeName && CONSOLE.has(method)) {
+      const appName = (req.message as Addressed).appName;
+      if (appName !== undefined) authorizeApp(grant, method, appName, logger);
+      req.contextValues.set(grantKey, grant);
+      return next(req);
+    }
     const rules = RULES.get(req.service.typeName);
     if (!rules || !(rules.reads.has(method) || rules.writes.has(method))) {
       throw new ConnectError(`no authorization rule covers ${req.service.typeName}/${method}`, Code.PermissionDenied);
@@ -80,14 +94,22 @@ function authenticate(tokens: TokenStore, header: string | null): TokenGrant {
   return grant;
 }
 
+function denial(grant: TokenGrant, method: string, appName: string, userId: string, why: string, logger?: Logger) {
+  logger?.warn("permission denied", { token: grant.name, method, appName, userId, why });
+  return new ConnectError(`permission denied: ${why}`, Code.PermissionDenied);
+}
+
+function authorizeApp(grant: TokenGrant, method: string, appName: string, logger?: Logger): void {
+  if (grant.apps !== "*" && !grant.apps.has(appName)) {
+    throw denial(grant, method, appName, "", `this token does not grant app "${appName}"`, logger);
+  }
+}
+
 export function authorize(grant: TokenGrant, method: string, req: Addressed, logger?: Logger, writes: ReadonlySet<string> = WRITES): void {
   const appName = req.appName ?? "";
   const userId = req.userId ?? "";
-  const deny = (why: string) => {
-    logger?.warn("permission denied", { token: grant.name, method, appName, userId, why });
-    return new ConnectError(`permission denied: ${why}`, Code.PermissionDenied);
-  };
-  if (grant.apps !== "*" && !grant.apps.has(appName)) throw deny(`this token does not grant app "${appName}"`);
+  const deny = (why: string) => denial(grant, method, appName, userId, why, logger);
+  authorizeApp(grant, method, appName, logger);
   if (grant.user !== undefined && userId !== grant.user) {
     throw deny(userId === "" ? "this token is limited to one user; set user_id" : `this token does not grant user "${userId}"`);
   }

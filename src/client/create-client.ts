@@ -43,8 +43,8 @@ export function createSessionStoreClient(target: string, options: ClientOptions 
 export type MemoryClient = Client<typeof MemoryService>;
 
 /** A typed MemoryService client; pass the same options (or `createTransport`'s transport) as for sessions. */
-export function createMemoryClient(target: string, options: ClientOptions = {}): MemoryClient {
-  return createClient(MemoryService, createTransport(target, options));
+export function createMemoryClient(baseUrl: string, options: ClientOptions = {}): MemoryClient {
+  return createClient(MemoryService, createTransport(baseUrl, options));
 }
 
 export function createTransport(target: string, options: ClientOptions = {}): Transport {

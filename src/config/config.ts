@@ -34,6 +34,12 @@ export interface Config {
   tlsKey: string | undefined;
   /** How often expired sessions are swept. */
   sweepIntervalMs: number;
+  /** How long a new connection may take to start, and an HTTP/1.1 request to send its headers. */
+  headersTimeoutMs: number;
+  /** How long an HTTP/1.1 request may take to send its body. */
+  requestTimeoutMs: number;
+  /** How long an HTTP/2 connection without an open call is kept. */
+  idleTimeoutMs: number;
 }
 
 interface Option {
@@ -166,6 +172,27 @@ const options: Option[] = [
     parse: integer("SESSIONSTORE_SWEEP_INTERVAL_MS", 100, 86_400_000),
     help: "how often expired sessions are deleted",
   },
+  {
+    env: "SESSIONSTORE_HEADERS_TIMEOUT_MS",
+    flag: "--headers-timeout-ms",
+    key: "headersTimeoutMs",
+    parse: integer("SESSIONSTORE_HEADERS_TIMEOUT_MS", 100, 3_600_000),
+    help: "time to start a connection and send HTTP/1.1 headers",
+  },
+  {
+    env: "SESSIONSTORE_REQUEST_TIMEOUT_MS",
+    flag: "--request-timeout-ms",
+    key: "requestTimeoutMs",
+    parse: integer("SESSIONSTORE_REQUEST_TIMEOUT_MS", 100, 3_600_000),
+    help: "time to send an HTTP/1.1 request body",
+  },
+  {
+    env: "SESSIONSTORE_IDLE_TIMEOUT_MS",
+    flag: "--idle-timeout-ms",
+    key: "idleTimeoutMs",
+    parse: integer("SESSIONSTORE_IDLE_TIMEOUT_MS", 100, 86_400_000),
+    help: "close HTTP/2 connections without calls after this",
+  },
   { env: "SESSIONSTORE_LOG_LEVEL", flag: "--log-level", key: "logLevel", parse: logLevel, help: "debug, info, warn or error" },
 ];
 
@@ -190,6 +217,9 @@ export const defaults: Config = {
   tlsCert: undefined,
   tlsKey: undefined,
   sweepIntervalMs: 60_000,
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 300_000,
+  idleTimeoutMs: 300_000,
 };
 
 export class ConfigError extends Error {}

@@ -54,3 +54,12 @@ export function mergeState(session: JsonObject, app: JsonObject | null | undefin
   if (user) for (const [key, value] of Object.entries(user)) put(merged, USER_PREFIX + key, value);
   return merged;
 }
+
+/**
+ * Applies a delta as appends do (`state || delta`): each key replaces the
+ * whole value, a null is kept as a value. Changes `state` in place.
+ */
+export function applyDelta(state: JsonObject, delta: JsonObject | undefined): JsonObject {
+  if (delta) for (const [key, value] of Object.entries(delta)) put(state, key, value);
+  return state;
+}

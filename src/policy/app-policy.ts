@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { nowNs } from "../domain/time.js";
 import { DEFAULT_MEMORY_POLICY, type MemoryPolicy, mergeMemoryPolicy } from "./memory-policy.js";
 
 // Per-app rules the server enforces on every write and read: retention,
@@ -62,6 +63,11 @@ export const DEFAULT_POLICY: AppPolicy = {
 
 export class PolicyError extends Error {}
 
+/** Updated before this instant means expired, for a time-to-live of `ttlSeconds` (undefined: never). */
+export function expiryCutoff(ttlSeconds: number | undefined, now: bigint = nowNs()): bigint | undefined {
+  return ttlSeconds === undefined ? undefined : now - BigInt(ttlSeconds) * 1_000_000_000n;
+}
+
 /** The policy of every app: the defaults, with per-app overrides. */
 export class PolicySet {
   readonly defaults: AppPolicy;
@@ -74,6 +80,16 @@ export class PolicySet {
 
   for(appName: string): AppPolicy {
     return this.#apps.get(appName) ?? this.defaults;
+  }
+
+  /**
+   * The app's retention cutoff: sessions last updated before this instant
+   * are expired, and every read (and tail) treats them as gone at once,
+   * whether or not the sweeper has deleted them yet. The one place it is
+   * computed.
+   */
+  liveSince(appName: string, now: bigint = nowNs()): bigint | undefined {
+    return expiryCutoff(this.for(appName).ttlSeconds, now);
   }
 
   /** Apps with their own entry (the sweeper treats them one by one). */

@@ -4,6 +4,15 @@ import type { DetectorName } from "../policy/app-policy.js";
 // candidates with a regular expression and, where the shape alone is too
 // weak, confirms them with a checksum (Luhn for cards, mod 97 for IBANs) or
 // a digit count, so that order numbers, dates and prices stay untouched.
+//
+// Every built-in detector matches whole tokens only: a match counts when the
+// character before it and the character after it (if any) are not ASCII
+// letters, digits, "_" or "-", the characters identifiers are made of. So
+// nothing is ever found inside a UUID, a hex digest, a base64url string, an
+// `adk-<uuid>` call id, a `cus_…` id or a traceparent, where a run of digits
+// can look like a card or a phone number. The check is on what surrounds the
+// whole match: separators inside it ("4111-1111-1111-1111", "+1-415-555-0134")
+// are part of the shape.
 
 export interface Detector {
   name: string;
@@ -14,6 +23,19 @@ export interface Detector {
 }
 
 const digits = (s: string) => s.replace(/\D/g, "");
+
+/** The characters an identifier is made of; a match must not touch one. */
+export const IDENTIFIER_CHAR = "[A-Za-z0-9_-]";
+
+/** `source` as a whole-token pattern: neither preceded nor followed by an identifier character. */
+export function wholeToken(source: string): RegExp {
+  return new RegExp(`(?<!${IDENTIFIER_CHAR})(?:${source})(?!${IDENTIFIER_CHAR})`, "g");
+}
+
+/** `word` matching in any letter case, for key names in an otherwise case-sensitive pattern. */
+function anyCase(word: string): string {
+  return word.replace(/[A-Za-z]/g, (c) => `[${c.toUpperCase()}${c.toLowerCase()}]`);
+}
 
 export function luhn(number: string): boolean {
   let sum = 0;
@@ -43,6 +65,9 @@ export function ibanValid(candidate: string): boolean {
   return remainder === 1;
 }
 
+// Key names whose value is a secret, in any letter case ("API_KEY", "Password").
+const SECRET_KEYS = anyCase("api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|password|passwd|client[_-]?secret");
+
 export const BUILT_IN: Record<DetectorName, Detector> = {
   email: {
     name: "email",
@@ -50,46 +75,50 @@ export const BUILT_IN: Record<DetectorName, Detector> = {
     // Starts only where a run of local-part characters starts, and the local
     // part is bounded: an unanchored `[...]+@` rescans a long run from every
     // position, quadratic in the input, which a hostile event could exploit.
-    pattern: /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b/g,
+    pattern: wholeToken(
+      String.raw`(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}`,
+    ),
   },
   jwt: {
     name: "jwt",
     mark: "[JWT]",
-    pattern: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g,
+    pattern: wholeToken(String.raw`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`),
   },
   apiKey: {
     name: "apiKey",
     mark: "[API_KEY]",
-    pattern: new RegExp(
+    // Case-sensitive: vendors' prefixes have one spelling, and a
+    // case-insensitive `AKIA…` would take any 20-character word starting
+    // "asia". Only the scheme and key names match in any case.
+    pattern: wholeToken(
       [
-        // Bearer credentials in headers or logs.
-        String.raw`(?<=\bBearer\s{1,3})[A-Za-z0-9._~+/=-]{16,}`,
+        // Bearer credentials in headers or logs (RFC 6750's b64token).
+        String.raw`(?<=\b${anyCase("bearer")}\s{1,3})[A-Za-z0-9._~+/=_-]{16,}`,
         // Vendor key shapes.
-        String.raw`\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}`,
-        String.raw`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`,
-        String.raw`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,
-        String.raw`\bgh[opsur]_[A-Za-z0-9]{36,}`,
-        String.raw`\bgithub_pat_[A-Za-z0-9_]{22,}`,
-        String.raw`\bxox[abposr]-[A-Za-z0-9-]{10,}`,
-        String.raw`\bAIza[0-9A-Za-z_-]{35}`,
-        String.raw`\bglpat-[A-Za-z0-9_-]{20,}`,
-        String.raw`\bsst_[A-Za-z0-9_-]{40,}`,
+        "sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}",
+        "(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        "(?:AKIA|ASIA)[0-9A-Z]{16}",
+        "gh[opsur]_[A-Za-z0-9]{36,}",
+        "github_pat_[A-Za-z0-9_]{22,}",
+        "xox[abposr]-[A-Za-z0-9-]{10,}",
+        "AIza[0-9A-Za-z_-]{35}",
+        "glpat-[A-Za-z0-9_-]{20,}",
+        "sst_[A-Za-z0-9_-]{40,}",
         // key = value, where the key names a secret.
-        String.raw`(?<=\b(?:api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|password|passwd|client[_-]?secret)["']?\s{0,3}[:=]\s{0,3}["']?)[A-Za-z0-9._~+/!@#$%^&*-]{8,}`,
+        String.raw`(?<=\b(?:${SECRET_KEYS})["']?\s{0,3}[:=]\s{0,3}["']?)[A-Za-z0-9._~+/!@#$%^&*_-]{8,}`,
       ].join("|"),
-      "gi",
     ),
   },
   iban: {
     name: "iban",
     mark: "[IBAN]",
-    pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g,
+    pattern: wholeToken(String.raw`[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?`),
     valid: ibanValid,
   },
   card: {
     name: "card",
     mark: "[CARD]",
-    pattern: /(?<![\d.,])\d(?:[ -]?\d){12,18}(?![\d.,]\d)/g,
+    pattern: wholeToken(String.raw`(?<![\d.,])\d(?:[ -]?\d){12,18}(?![\d.,]\d)`),
     // Issuer prefixes 2 to 6 (Mastercard, Amex and Diners, Visa, Mastercard,
     // Discover and UnionPay) keep epoch milliseconds and other long ids out.
     valid: (m) => {
@@ -101,12 +130,14 @@ export const BUILT_IN: Record<DetectorName, Detector> = {
     name: "ssn",
     mark: "[SSN]",
     // Dashed or spaced only: nine bare digits are too often something else.
-    pattern: /(?<![\d-])(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\d-])/g,
+    pattern: wholeToken(String.raw`(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}`),
   },
   phone: {
     name: "phone",
     mark: "[PHONE]",
-    pattern: /(?<![\w+])(?:\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}|\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4})(?![\w])/g,
+    // A group in parentheses is closed in the match, so "(+41 44 668 18 00)"
+    // keeps its own closing parenthesis.
+    pattern: wholeToken(String.raw`(?<!\+)(?:\+\d{1,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,4})){2,5}|(?:\(\d{3}\)|\d{3})[ .-]\d{3}[ .-]\d{4})`),
     valid: (m) => {
       const d = digits(m);
       return m.startsWith("+") ? d.length >= 8 && d.length <= 15 : d.length === 10;

@@ -9,6 +9,8 @@ import { BUILT_IN, type Detector, PRECEDENCE } from "./detectors.js";
 // of a new session's initial state, at any depth. Left alone, because they
 // are names the system routes by rather than content: ids, author, branch,
 // roles, function and agent names, MIME types, JSON object keys and map keys.
+// Matches are whole tokens (see detectors.ts), so no identifier inside a
+// scanned string is ever changed either.
 
 const IDENTIFIERS = new Set([
   "sessionstore.v1.Event.id",
@@ -135,6 +137,10 @@ export class Redactor {
   }
 
   #message(desc: DescMessage, msg: Record<string, unknown>, hits: Hits | undefined): void {
+    // Unknown fields are bytes this walk cannot read. The handler refuses
+    // them before redaction (rpc/unknown-fields.ts); should one get here
+    // anyway, a redacted message keeps none rather than store them unread.
+    if (msg.$unknown !== undefined) delete msg.$unknown;
     for (const field of desc.fields) {
       let holder: Record<string, unknown> = msg;
       let key = field.localName;

@@ -1,5 +1,5 @@
 import type { Logger } from "../log/logger.js";
-import type { PolicySet } from "../policy/app-policy.js";
+import { expiryCutoff, type PolicySet } from "../policy/app-policy.js";
 import type { MemoryStore } from "../storage/memory-store.js";
 import type { SessionStore } from "../storage/session-store.js";
 
@@ -99,7 +99,7 @@ export class Sweeper {
   }
 
   async #drain(scope: { appName: string } | { except: string[] }, ttlSeconds: number): Promise<number> {
-    const cutoff = BigInt(Date.now()) * 1_000_000n - BigInt(ttlSeconds) * 1_000_000_000n;
+    const cutoff = expiryCutoff(ttlSeconds) as bigint;
     let total = 0;
     for (;;) {
       const deleted = await this.#store.sweepExpired(scope, cutoff, BATCH);

@@ -1,4 +1,5 @@
-import type { Event } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
+import { refuseUnknownFields } from "./unknown-fields.js";
 import {
   checkJson,
   checkStoredTimestamp,
@@ -13,9 +14,11 @@ import {
 /**
  * Checks an event before anything is stored. State deltas are held to jsonb's
  * rules; the other Structs travel inside the binary event body, which only
- * needs them to be valid JSON.
+ * needs them to be valid JSON. Fields this server does not know are refused
+ * at any depth (see unknown-fields.ts).
  */
 export function checkEvent(event: Event): Event {
+  refuseUnknownFields(EventSchema, event, "event");
   if (event.id !== "") {
     checkText("event.id", event.id, MAX_ID_LENGTH);
     if (event.id.trim() !== event.id) throw invalid("event.id must not start or end with whitespace");

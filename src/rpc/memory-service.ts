@@ -197,7 +197,8 @@ export function contentText(content: Content | undefined): string {
   for (const part of content.parts) {
     if (part.data.case === "text" && !part.thought && part.data.value.trim() !== "") texts.push(part.data.value);
   }
-  return texts.join("\n");
+  // The text column cannot hold NUL (events may); the content keeps it.
+  return texts.join("\n").replaceAll("\u0000", " ");
 }
 
 /**

@@ -17,10 +17,11 @@ import { mergeState, splitState, withoutTemp } from "../domain/state.js";
 import { nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { RedactorSet } from "../redact/redactor.js";
 import type { MemoryStore } from "../storage/memory-store.js";
-import { notFound, type SessionKey, type SessionStore, type StoredSession } from "../storage/session-store.js";
+import { notFound, type SessionKey, type SessionStore, type StoredEvent, type StoredSession } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { asField, encodeWithStored, withEncoding } from "./encoded.js";
 import { checkEvent } from "./event-rules.js";
+import { historyHandlers } from "./history-handlers.js";
 import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
 import { type StreamSettings, streamEventsImpl } from "./stream-events.js";
 import { checkJson, checkTimestamp, invalid, MAX_STORED_NS, MIN_STORED_NS, pageSize, requireId } from "./validate.js";
@@ -51,12 +52,19 @@ export function sessionServiceImpl({ store, memories, hub, redactors, streams }:
       if (req.numRecentEvents !== undefined && req.numRecentEvents < 0) throw invalid("num_recent_events must not be negative");
       // Clamped to what a stored time can be: before 1677 means "every event".
       const afterNs = req.afterTimestamp ? clampNs(timestampToNs(checkTimestamp("after_timestamp", req.afterTimestamp))) : undefined;
-      const found = await store.getSession(key, { numRecent: req.numRecentEvents, afterNs });
+      if (req.asOfSeq !== undefined && req.asOfSeq < 0n) throw invalid("as_of_seq must not be negative");
+      const window = { numRecent: req.numRecentEvents, afterNs };
+      const found: { session: StoredSession; events: StoredEvent[]; state?: JsonObject } | undefined =
+        req.asOfSeq === undefined ? await store.getSession(key, window) : await store.sessionAsOf(key, req.asOfSeq, window);
       if (!found) throw notFound(key);
       // Encoded as the session without its events, then each event's stored
       // bytes as an `events` field (a repeated field may come after the
       // others), the whole as the response's `session`: no event is encoded again.
       const session = toSession(found.session);
+      if (found.state && req.asOfSeq !== undefined) {
+        session.state = found.state;
+        session.revision = req.asOfSeq;
+      }
       const sessionBytes = encodeWithStored(
         SessionSchema,
         session,
@@ -71,14 +79,14 @@ export function sessionServiceImpl({ store, memories, hub, redactors, streams }:
       const appName = requireId("app_name", req.appName);
       const userId = req.userId === "" ? undefined : requireId("user_id", req.userId);
       const limit = pageSize("page_size", req.pageSize);
-      const listing = ["ListSessions", appName, userId ?? ""];
+      const listing = ["ListSessions", appName, userId ?? "", ...(req.newestFirst ? ["newest"] : [])];
       let after: { updateTimeNs: bigint; id: string; userId: string } | undefined;
       if (req.pageToken) {
         const t = decodeToken("page_token", req.pageToken, listing, ["t", "i", "u"] as const);
         after = { updateTimeNs: parseBigInt("page_token", t.t), id: t.i, userId: t.u };
       }
       // One extra row tells whether another page exists.
-      const rows = await store.listSessions({ appName, userId, limit: limit + 1, after });
+      const rows = await store.listSessions({ appName, userId, limit: limit + 1, after, newestFirst: req.newestFirst });
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       const nextPageToken =
@@ -116,7 +124,6 @@ export function sessionServiceImpl({ store, memories, hub, redactors, streams }:
         delta: splitState(delta),
         expectedRevision: req.expectedRevision,
       });
-      if (!result.duplicate) hub.appended();
       const rest = create(AppendEventResponseSchema, {
         revision: result.revision,
         lastUpdateTime: nsToTimestamp(result.updateTimeNs),
@@ -175,6 +182,8 @@ export function sessionServiceImpl({ store, memories, hub, redactors, streams }:
         memoriesDeleted: BigInt(memoriesDeleted),
       });
     },
+
+    ...historyHandlers(store),
   };
 }
 
@@ -182,7 +191,7 @@ function clampNs(ns: bigint): bigint {
   return ns < MIN_STORED_NS ? MIN_STORED_NS : ns > MAX_STORED_NS ? MAX_STORED_NS : ns;
 }
 
-function sessionKey(req: { appName: string; userId: string; sessionId: string }): SessionKey {
+export function sessionKey(req: { appName: string; userId: string; sessionId: string }): SessionKey {
   return {
     appName: requireId("app_name", req.appName),
     userId: requireId("user_id", req.userId),
@@ -191,7 +200,7 @@ function sessionKey(req: { appName: string; userId: string; sessionId: string })
 }
 
 /** A session as stored, without events (callers add them). */
-function toSession(stored: StoredSession): Session {
+export function toSession(stored: StoredSession): Session {
   const state: JsonObject = mergeState(stored.sessionState, stored.appState, stored.userState);
   return create(SessionSchema, {
     id: stored.id,
@@ -201,5 +210,6 @@ function toSession(stored: StoredSession): Session {
     lastUpdateTime: nsToTimestamp(stored.updateTimeNs),
     revision: stored.revision,
     createTime: nsToTimestamp(stored.createTimeNs),
+    forkedFrom: stored.forkedFrom,
   });
 }

@@ -9,9 +9,11 @@ import {
   StreamEventsResponseSchema,
   StreamedEventSchema,
 } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
+import { Unavailable } from "../domain/outcomes.js";
 import { nowNs, nsToTimestamp } from "../domain/time.js";
 import type { LoggedEvent } from "../storage/event-log.js";
 import { type LogPosition, ORIGIN } from "../storage/log-position.js";
+import { databaseOutcome } from "../storage/pg-errors.js";
 import { notFound, type SessionStore } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { type TailItem, type TailOptions, tailScope, tailSession } from "../stream/tail.js";
@@ -62,7 +64,11 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
       if (sessionPk === undefined) throw notFound(key);
       const encode = tokenEncoder(scopeKey);
       const cursor = (seq: bigint) => encode({ s: seq.toString() });
-      for await (const item of tailSession({ ...key, sessionPk }, from, hub.tailDeps, options)) yield respond(item, scope, cursor);
+      try {
+        for await (const item of tailSession({ ...key, sessionPk }, from, hub.tailDeps, options)) yield respond(item, scope, cursor);
+      } catch (err) {
+        throw resumable(err);
+      }
       throwIfEnded(hub, ctx.signal);
       return;
     }
@@ -77,9 +83,23 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
     }
     const encode = tokenEncoder(scopeKey);
     const cursor = (p: LogPosition) => encode({ t: p.tx.toString(), p: p.pos.toString() });
-    for await (const item of tailScope({ appName, userId }, from, hub.tailDeps, options)) yield respond(item, scope, cursor);
+    try {
+      for await (const item of tailScope({ appName, userId }, from, hub.tailDeps, options)) yield respond(item, scope, cursor);
+    } catch (err) {
+      throw resumable(err);
+    }
     throwIfEnded(hub, ctx.signal);
   };
+}
+
+/**
+ * A tail that lost the database ends UNAVAILABLE; its client resumes from the
+ * last cursor it received (every event before it was delivered, none after).
+ */
+function resumable(err: unknown): unknown {
+  const outcome = databaseOutcome(err);
+  if (!(outcome instanceof Unavailable)) return err;
+  return new Unavailable(`${outcome.message}; resume from the last cursor received`, false, { cause: err });
 }
 
 /** A tail ends only when something ended it: say what, so the client knows to resume. */

@@ -5,9 +5,14 @@ import type { AddressInfo } from "node:net";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { file_grpc_health_v1_health, Health } from "../../gen/ts/grpc/health/v1/health_pb.js";
+import {
+  file_grpc_health_v1_health,
+  Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { file_grpc_reflection_v1_reflection, ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
 import { CheckpointService, file_sessionstore_v1_checkpoint_service } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
+import { ConsoleService, file_sessionstore_v1_console_service } from "../../gen/ts/sessionstore/v1/console_service_pb.js";
 import { file_sessionstore_v1_event } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { file_sessionstore_v1_memory_service, MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { file_sessionstore_v1_session } from "../../gen/ts/sessionstore/v1/session_pb.js";
@@ -15,6 +20,7 @@ import { file_sessionstore_v1_session_service, SessionService } from "../../gen/
 import { authInterceptor } from "../auth/authorize.js";
 import { loadTokens } from "../auth/tokens.js";
 import type { Config } from "../config/config.js";
+import { consoleAssets } from "../console/assets.js";
 import { HealthRegistry, healthServiceImpl } from "../health/health-service.js";
 import type { Logger } from "../log/logger.js";
 import { loadPolicy } from "../policy/app-policy.js";
@@ -22,11 +28,13 @@ import { RedactorSet } from "../redact/redactor.js";
 import { reflectionServiceImpl } from "../reflection/reflection-service.js";
 import { Sweeper } from "../retention/sweeper.js";
 import { checkpointServiceImpl } from "../rpc/checkpoint-service.js";
+import { consoleServiceImpl } from "../rpc/console-service.js";
 import { errorInterceptor } from "../rpc/errors.js";
 import { memoryServiceImpl } from "../rpc/memory-service.js";
 import { reclassifyParseErrors } from "../rpc/parse-errors.js";
 import { sessionServiceImpl } from "../rpc/session-service.js";
 import { CheckpointStore } from "../storage/checkpoint-store.js";
+import { ConsoleQueries } from "../storage/console-queries.js";
 import { type OpenDatabase, openDatabase } from "../storage/database.js";
 import { MemoryStore } from "../storage/memory-store.js";
 import { SessionStore } from "../storage/session-store.js";
@@ -65,6 +73,7 @@ const files = [
   file_sessionstore_v1_event,
   file_sessionstore_v1_session,
   file_sessionstore_v1_session_service,
+  file_sessionstore_v1_console_service,
   file_sessionstore_v1_memory_service,
   file_sessionstore_v1_checkpoint_service,
   file_grpc_health_v1_health,
@@ -88,21 +97,16 @@ export async function startServer(config: Config, options: StartOptions): Promis
 
   const database =
     options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.poolSize }));
-  // The store tells the hub of deletions, the hub asks the store about
-  // expiry: each callback runs only once both exist.
-  const store = new SessionStore(database.db, {
-    policies,
-    logger,
-    onDeleted: (pk) => hub.deleted(pk),
-    appendBatches: config.appendBatches,
-  });
   const memories = new MemoryStore(database.db, { policies });
-  const hub: StreamHub = new StreamHub(database, logger, {
+  // The store reports what it commits to the hub; both take the retention
+  // cutoff from the policies.
+  const hub = new StreamHub(database, logger, {
     listenUrl: database.backend === "postgres" ? database.url : undefined,
     feedBatch: 500,
     feedPollMs: config.feedPollMs,
-    liveSince: (appName) => store.liveSince(appName),
+    retention: policies,
   });
+  const store = new SessionStore(database.db, { policies, logger, observer: hub, appendBatches: config.appendBatches });
   try {
     await memories.checkTextConfigs([policies.defaults, ...policies.overridden.map(([, p]) => p)].map((p) => p.memory.textConfig));
     await hub.start();
@@ -114,10 +118,20 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const sweeper = new Sweeper(store, policies, logger, memories, [checkpoints]);
   sweeper.start(config.sweepIntervalMs);
   const health = new HealthRegistry([SessionService.typeName, MemoryService.typeName, CheckpointService.typeName]);
+  // Health follows the database without querying it per check (see
+  // storage/database-health.ts).
+  const followDatabase = (reachable: boolean) => health.setAll(reachable ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+  followDatabase(database.health.reachable);
+  const unfollowDatabase = database.health.onChange((reachable) => {
+    if (reachable) logger.info("database reachable again: serving");
+    else logger.warn("database unreachable: not serving until it is back", { database: database.description });
+    followDatabase(reachable);
+  });
   const serviceNames = [
     SessionService.typeName,
     MemoryService.typeName,
     CheckpointService.typeName,
+    ConsoleService.typeName,
     Health.typeName,
     ServerReflection.typeName,
   ];
@@ -140,6 +154,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     ),
     serviceRoute(MemoryService, memoryServiceImpl({ memories, sessions: store, redactors })),
     serviceRoute(CheckpointService, checkpointServiceImpl(checkpoints)),
+    serviceRoute(ConsoleService, consoleServiceImpl(new ConsoleQueries(database.db, store))),
     serviceRoute(Health, healthServiceImpl(health)),
     serviceRoute(ServerReflection, reflectionServiceImpl(files, serviceNames)),
   ];
@@ -162,12 +177,20 @@ export async function startServer(config: Config, options: StartOptions): Promis
     shutdownSignal: shutdown.signal,
     logger,
   });
+  // The web console's files at `/` (GET); every RPC is a POST to a service path.
+  const page = consoleAssets(logger);
   const handler: typeof connect = (req, res) => {
     if (req.httpVersionMajor === 2 && grpc(req as Http2ServerRequest, res as Http2ServerResponse)) return;
+    if (page(req, res)) return;
     connect(req, res);
   };
 
-  const listener = createListener(handler, config.maxMessageBytes, tlsFiles);
+  const listener = createListener(
+    handler,
+    config.maxMessageBytes,
+    { headersMs: config.headersTimeoutMs, requestMs: config.requestTimeoutMs, idleMs: config.idleTimeoutMs },
+    tlsFiles,
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       listener.net.once("error", reject);
@@ -179,6 +202,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
   } catch (err) {
     await sweeper.stop();
     await hub.close();
+    unfollowDatabase();
     if (!options.database) await database.close();
     throw err;
   }
@@ -216,6 +240,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       }
       await sweeper.stop();
       await hub.close();
+      unfollowDatabase();
       if (!options.database) await database.close();
       logger.info("stopped");
     })();

@@ -1,11 +1,14 @@
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite, types as pgliteTypes } from "@electric-sql/pglite";
 import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
 import { vector } from "@electric-sql/pglite-pgvector";
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely, PostgresDialect, type PostgresPoolClient } from "kysely";
 import pg from "pg";
+import { DatabaseHealth } from "./database-health.js";
+import { lockDataDir } from "./embedded-lock.js";
 import { migrateToLatest } from "./migrate.js";
+import { isConnectionLoss } from "./pg-errors.js";
 import { PGliteDialect } from "./pglite-dialect.js";
 import type { Database } from "./schema.js";
 
@@ -18,6 +21,8 @@ export interface OpenDatabase {
   description: string;
   /** The Postgres URL, for connections outside the pool (LISTEN). */
   url?: string | undefined;
+  /** Whether the database can be reached; whatever else holds a connection reports what it sees here too. */
+  health: DatabaseHealth;
   close(): Promise<void>;
 }
 
@@ -54,32 +59,115 @@ export async function openDatabase(options: OpenOptions): Promise<OpenDatabase> 
   return opened;
 }
 
+/**
+ * How long a new connection may take: past it a call answers UNAVAILABLE
+ * instead of hanging while the database is unreachable (a peer that vanished
+ * answers nothing at all). Waiting for a busy pool's connection is not
+ * bounded by it: that is load, not an outage.
+ */
+const CONNECT_TIMEOUT_MS = 5000;
+
+class BoundedClient extends pg.Client {
+  constructor(config: pg.ClientConfig = {}) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
+
 function openPostgres(url: string, poolSize: number): OpenDatabase {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
+    Client: BoundedClient,
+    // A peer that vanished without closing (a failover, a cut network) is found by the OS.
+    keepAlive: true,
     // int8 as bigint: nanosecond times do not fit a double.
     types: {
       getTypeParser: ((oid: number, format?: "text" | "binary") =>
         oid === INT8_OID ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // A broken idle connection must not crash the process; the pool replaces it.
-  pool.on("error", () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, backend: "postgres", description: redactUrl(url), url, close: () => db.destroy() };
+  const health = new DatabaseHealth(() => probePostgres(url));
+  // pg-pool listens for errors only on idle clients: a checked-out client
+  // whose connection breaks (a restart, pg_terminate_backend) emits 'error'
+  // with no listener, which ends the process. So every client listens for
+  // its whole life; its query fails, and the pool drops it on release.
+  pool.on("connect", (client) => client.on("error", (err) => health.observe(err)));
+  pool.on("error", (err) => health.observe(err));
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool: {
+        connect: async () => {
+          let client: pg.PoolClient;
+          try {
+            client = await pool.connect();
+          } catch (err) {
+            health.observe(err);
+            throw err;
+          }
+          return discardingBroken(client);
+        },
+        end: () => pool.end(),
+      },
+    }),
+  });
+  return {
+    db,
+    backend: "postgres",
+    description: redactUrl(url),
+    url,
+    health,
+    close: () => {
+      health.close();
+      return db.destroy();
+    },
+  };
+}
+
+/**
+ * A pooled client that goes back to the pool only if its connection still
+ * works. A terminated backend's error reaches the query before the socket
+ * closes, and pg-pool would otherwise hand the dying client to the next
+ * caller, whose call then fails too.
+ */
+function discardingBroken(client: pg.PoolClient): PostgresPoolClient {
+  let broken = false;
+  const query = (...args: unknown[]) => {
+    const result = (client.query as (...a: unknown[]) => unknown)(...args);
+    if (!(result instanceof Promise)) return result;
+    return result.catch((err: unknown) => {
+      if (isConnectionLoss(err)) broken = true;
+      throw err;
+    });
+  };
+  return { query: query as PostgresPoolClient["query"], release: (destroy?: boolean) => client.release(destroy === true || broken) };
+}
+
+/** A connection of its own: the pool may be full of calls waiting on the same database. */
+async function probePostgres(url: string): Promise<void> {
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: "sessionstore-probe",
+  });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 async function openPGlite(options: OpenOptions): Promise<OpenDatabase> {
   let pglite = options.pglite;
   let description = "embedded (in memory)";
-  let unlock = () => {};
+  let unlock = async () => {};
   if (!pglite) {
     const dir = options.dataDir ?? "./data";
     const dataDir = dir.startsWith("memory://") ? dir : resolve(dir);
     if (!dataDir.startsWith("memory://")) {
       mkdirSync(dataDir, { recursive: true });
-      unlock = lockDataDir(dataDir);
+      unlock = await lockDataDir(dataDir);
       description = `embedded at ${dataDir}`;
     }
     pglite = new PGlite(dataDir, {
@@ -90,67 +178,28 @@ async function openPGlite(options: OpenOptions): Promise<OpenDatabase> {
   try {
     await pglite.waitReady;
   } catch (err) {
-    unlock();
+    await unlock();
     throw err;
   }
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  const embedded = pglite;
+  // In one process the database goes away only when closed or broken (a
+  // trapped WebAssembly instance), and then for good: the probe then fails
+  // until a restart, and health says so.
+  const health = new DatabaseHealth(async () => {
+    await embedded.query("SELECT 1");
+  });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, (err) => health.observe(err)) });
   return {
     db,
     backend: "pglite",
     description,
+    health,
     close: async () => {
+      health.close();
       await db.destroy();
-      unlock();
+      await unlock();
     },
   };
-}
-
-/**
- * PGlite does not lock its folder, and two processes on one folder would
- * corrupt it. A lock file with the owner's pid refuses the second; one left by
- * a process that died is taken over.
- */
-const lockedHere = new Set<string>();
-
-function lockDataDir(dataDir: string): () => void {
-  const path = `${dataDir}/sessionstore.lock`;
-  if (lockedHere.has(dataDir)) throw new Error(`the embedded store at ${dataDir} is in use by process ${process.pid} (this one)`);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, "wx");
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      lockedHere.add(dataDir);
-      return () => {
-        lockedHere.delete(dataDir);
-        try {
-          unlinkSync(path);
-        } catch {}
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const owner = Number(readFileSync(path, "utf8").trim());
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new Error(
-          `the embedded store at ${dataDir} is in use by process ${owner}; use another SESSIONSTORE_DATA_DIR or PostgreSQL for several servers`,
-        );
-      }
-      // Stale: its process is gone (or its pid is now ours, which only a
-      // process that died can have left).
-      writeFileSync(path, "");
-      unlinkSync(path);
-    }
-  }
-  throw new Error(`could not lock ${path}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 export function redactUrl(url: string): string {

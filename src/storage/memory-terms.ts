@@ -18,13 +18,19 @@ import type { Database } from "./schema.js";
  * and a search's cost stays bounded however large the user's memory.
  */
 export const COUNT_CAP = 200;
+/**
+ * Below this many entries every word selects: in a small memory a word most
+ * entries hold may still be what the question is about, and reading all
+ * of a few entries costs nothing.
+ */
+export const MIN_ENTRIES_TO_SKIP = 20;
 /** Words of a query that are weighed; the rest are ignored. */
 export const MAX_TERMS = 32;
 
 export interface WeightedTerm {
   lexeme: string;
   idf: number;
-  /** Held by at most half of the user's entries: it selects candidates. */
+  /** Held by at most half of the user's entries (or the memory is small): it selects candidates. */
   selective: boolean;
 }
 
@@ -65,7 +71,7 @@ export async function weighTerms(
   lexemes.forEach((lexeme, i) => {
     const df = Number(row[`d${i}`] ?? 0);
     // A word no entry holds can neither match nor rank.
-    if (df > 0) terms.push({ lexeme, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), selective: df * 2 <= n });
+    if (df > 0) terms.push({ lexeme, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), selective: n < MIN_ENTRIES_TO_SKIP || df * 2 <= n });
   });
   return { entries: n, terms };
 }

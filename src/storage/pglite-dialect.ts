@@ -1,4 +1,4 @@
-import type { PGlite } from "@electric-sql/pglite";
+import type { PGlite, Results } from "@electric-sql/pglite";
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -17,12 +17,16 @@ import {
  * transaction must never see statements of a concurrent caller.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
+  /** `onError` sees every failed query (the store's health watches them). */
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {}
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite);
+    return new PGliteDriver(this.pglite, this.onError);
   }
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);
@@ -37,8 +41,11 @@ class PGliteDriver implements Driver {
   #tail: Promise<void> = Promise.resolve();
   #release: (() => void) | undefined;
 
-  constructor(private readonly pglite: PGlite) {
-    this.#connection = new PGliteConnection(pglite);
+  constructor(
+    private readonly pglite: PGlite,
+    onError: (err: unknown) => void,
+  ) {
+    this.#connection = new PGliteConnection(pglite, onError);
   }
 
   async init(): Promise<void> {
@@ -81,12 +88,19 @@ class PGliteDriver implements Driver {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly onError: (err: unknown) => void,
+  ) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.pglite.query<R>(compiledQuery.sql, compiledQuery.parameters as unknown[], {
-      rowMode: "object",
-    });
+    let result: Results<R>;
+    try {
+      result = await this.pglite.query<R>(compiledQuery.sql, compiledQuery.parameters as unknown[], { rowMode: "object" });
+    } catch (err) {
+      this.onError(err);
+      throw err;
+    }
     return result.affectedRows === undefined ? { rows: result.rows } : { rows: result.rows, numAffectedRows: BigInt(result.affectedRows) };
   }
 

@@ -13,6 +13,11 @@ export interface SessionsTable {
   revision: ColumnType<bigint, bigint | undefined, bigint>;
   create_time_ns: ColumnType<bigint, bigint, never>;
   update_time_ns: bigint;
+  /** The create-time state, prefixed keys as given; null for sessions created before migration 0005. */
+  initial_state: ColumnType<JsonRecord | null, string | undefined, never>;
+  /** Set on a session made by ForkSession (migration 0008). */
+  forked_from_id: ColumnType<string | null, string | undefined, never>;
+  forked_at_seq: ColumnType<bigint | null, bigint | undefined, never>;
 }
 
 export interface EventsTable {

@@ -2,15 +2,17 @@ import { randomUUID } from "node:crypto";
 import { create, fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
-import { AlreadyExists, NotFound, OverLimit, Stale } from "../domain/outcomes.js";
-import { isEmpty, type ScopedState } from "../domain/state.js";
+import { AlreadyExists, Invalid, NotFound, OverLimit, Stale, Unavailable, Unsupported } from "../domain/outcomes.js";
+import { applyDelta, isEmpty, mergeState, type ScopedState, splitState } from "../domain/state.js";
 import { nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { Logger } from "../log/logger.js";
 import { type Limits, PolicySet } from "../policy/app-policy.js";
 import { DELETED_CHANNEL } from "./channels.js";
 import { GroupCommit, type Outcome } from "./group-commit.js";
-import { sqlState } from "./pg-errors.js";
+import { type ForkInput, forkSession, planRewind } from "./history.js";
+import { isConnectionLoss, isConnectRefused, sqlState } from "./pg-errors.js";
 import type { Database } from "./schema.js";
+import { NO_OBSERVER, type StoreObserver } from "./store-observer.js";
 
 export interface SessionKey {
   appName: string;
@@ -29,6 +31,8 @@ export interface StoredSession {
   revision: bigint;
   createTimeNs: bigint;
   updateTimeNs: bigint;
+  /** Set on a session made by ForkSession (read by getSession). */
+  forkedFrom?: { sessionId: string; seq: bigint } | undefined;
 }
 
 /** An event as read, with its stored protobuf encoding. */
@@ -51,6 +55,8 @@ export interface ListSessionsQuery {
   limit: number;
   /** Keyset position: the last session of the previous page. */
   after?: { updateTimeNs: bigint; id: string; userId: string } | undefined;
+  /** Most recently updated first: the same order, backwards. */
+  newestFirst?: boolean | undefined;
 }
 
 export interface AppendInput {
@@ -85,6 +91,9 @@ export interface ListEventsQuery {
 }
 
 /** A missing session, as every RPC words it. */
+// Rewinds that keep losing races with appends give up after this many tries.
+const REWIND_ATTEMPTS = 10;
+
 export const notFound = (key: SessionKey) =>
   new NotFound(`session "${key.sessionId}" not found for app "${key.appName}" and user "${key.userId}"`);
 
@@ -96,8 +105,8 @@ export interface StoreOptions {
   /** Retention and size limits per app. */
   policies?: PolicySet;
   logger?: Logger;
-  /** Called after a session was deleted by this store (delete, erase, purge), with its primary key. */
-  onDeleted?: (sessionPk: bigint) => void;
+  /** Told of every committed append and deletion (the stream hub). */
+  observer?: StoreObserver;
   /**
    * Group-commit transactions of appends in flight at once (default 1).
    * One is fastest on few cores: batches then grow with the load, and each
@@ -110,7 +119,7 @@ export class SessionStore {
   readonly #db: Kysely<Database>;
   readonly #policies: PolicySet;
   readonly #logger: Logger | undefined;
-  readonly #onDeleted: (sessionPk: bigint) => void;
+  readonly #observer: StoreObserver;
   readonly #warned = new Map<string, number>();
   readonly #appends: GroupCommit<PendingAppend, AppendResult>;
 
@@ -118,7 +127,7 @@ export class SessionStore {
     this.#db = db;
     this.#policies = options.policies ?? new PolicySet();
     this.#logger = options.logger;
-    this.#onDeleted = options.onDeleted ?? (() => {});
+    this.#observer = options.observer ?? NO_OBSERVER;
     this.#appends = new GroupCommit((batch) => this.#appendBatch(batch), {
       maxBatches: options.appendBatches ?? 1,
       maxBatchSize: 128,
@@ -138,13 +147,9 @@ export class SessionStore {
     return this.#db;
   }
 
-  /**
-   * Sessions last updated before this instant are expired: every read treats
-   * them as gone at once, whether or not the sweeper has deleted them yet.
-   */
-  liveSince(appName: string): bigint | undefined {
-    const ttl = this.#policies.for(appName).ttlSeconds;
-    return ttl === undefined ? undefined : nowNs() - BigInt(ttl) * 1_000_000_000n;
+  /** The apps' policies; their `liveSince` is the one retention cutoff. */
+  get policies(): PolicySet {
+    return this.#policies;
   }
 
   #limits(appName: string): Limits {
@@ -181,7 +186,7 @@ export class SessionStore {
   ): Promise<StoredSession> {
     const id = key.sessionId ?? randomUUID();
     const now = nowNs();
-    const cutoff = this.liveSince(key.appName);
+    const cutoff = this.#policies.liveSince(key.appName);
     const purged: bigint[] = [];
     const result = await this.db.transaction().execute(async (trx) => {
       if (cutoff !== undefined && key.sessionId !== undefined) {
@@ -205,6 +210,8 @@ export class SessionStore {
           user_id: key.userId,
           id,
           state: JSON.stringify(initial.session),
+          // Kept apart for replay (sessionAsOf): the live state moves on.
+          initial_state: JSON.stringify(mergeState(initial.session, initial.app, initial.user)),
           create_time_ns: now,
           update_time_ns: now,
         })
@@ -233,12 +240,12 @@ export class SessionStore {
         updateTimeNs: now,
       };
     });
-    for (const pk of purged) this.#onDeleted(pk);
+    for (const pk of purged) this.#observer.deleted(pk);
     return result;
   }
 
   async getSession(key: SessionKey, window: EventWindow): Promise<{ session: StoredSession; events: StoredEvent[] } | undefined> {
-    const cutoff = this.liveSince(key.appName);
+    const cutoff = this.#policies.liveSince(key.appName);
     const row = await this.db
       .selectFrom("sessions as s")
       .leftJoin("app_states as a", "a.app_name", "s.app_name")
@@ -252,6 +259,8 @@ export class SessionStore {
         "s.revision",
         "s.create_time_ns",
         "s.update_time_ns",
+        "s.forked_from_id",
+        "s.forked_at_seq",
         "a.state as app_state",
         "u.state as user_state",
       ])
@@ -269,23 +278,101 @@ export class SessionStore {
     return { session, events: rows.map((r) => storedEvent(r.body)) };
   }
 
+  /**
+   * The session as it was right after its event `asOfSeq` (0: as created):
+   * its create-time state folded with the deltas of events 1..asOfSeq, in
+   * seq order. One read of those events, so the cost grows with asOfSeq and
+   * not with the rest of the session. Scoped keys (`app:`, `user:`) are the
+   * ones this session wrote; what other sessions wrote to the shared scopes
+   * in between is not in any of this session's rows. The events returned are
+   * those of 1..asOfSeq within `window`.
+   */
+  async sessionAsOf(
+    key: SessionKey,
+    asOfSeq: bigint,
+    window: EventWindow,
+  ): Promise<{ session: StoredSession; state: JsonObject; events: StoredEvent[] } | undefined> {
+    const cutoff = this.#policies.liveSince(key.appName);
+    const row = await this.db
+      .selectFrom("sessions")
+      .select(["pk", "app_name", "user_id", "id", "state", "initial_state", "revision", "create_time_ns", "update_time_ns"])
+      .where("app_name", "=", key.appName)
+      .where("user_id", "=", key.userId)
+      .where("id", "=", key.sessionId)
+      .$if(cutoff !== undefined, (qb) => qb.where("update_time_ns", ">=", cutoff as bigint))
+      .executeTakeFirst();
+    if (!row) return undefined;
+    if (row.initial_state === null) {
+      throw new Unsupported(
+        `session "${key.sessionId}" was created before the store kept create-time state (migration 0005); its past states cannot be replayed`,
+      );
+    }
+    if (asOfSeq > row.revision) {
+      throw new Invalid(`as_of_seq ${asOfSeq} is past the session's last event (seq ${row.revision})`);
+    }
+    // Events up to a seq at or below the revision read above are committed
+    // and never change: no transaction is needed for a consistent fold.
+    const rows = asOfSeq === 0n ? [] : await replayQuery(this.db, row.pk, asOfSeq).execute();
+    // Fewer rows: the session was deleted (and maybe recreated) meanwhile.
+    if (BigInt(rows.length) !== asOfSeq) return undefined;
+    const state = applyDelta({}, row.initial_state as JsonObject);
+    const events = rows.map((r) => storedEvent(r.body));
+    for (const { event } of events) applyDelta(state, event.actions?.stateDelta);
+    const session = toStoredSession({ ...row, app_state: null, user_state: null });
+    return { session, state, events: inWindow(events, window) };
+  }
+
+  /** A copy of events 1..upToSeq in a new session (see history.ts); undefined when the source is missing. */
+  async forkSession(key: SessionKey, input: ForkInput): Promise<StoredSession | undefined> {
+    const forked = await forkSession(this.db, key, input, this.#policies.liveSince(key.appName));
+    if (!forked) return undefined;
+    // The copies are new rows of the log: wide tails deliver them.
+    if (forked.seq > 0n) this.#observer.appended();
+    return (await this.getSession({ ...key, sessionId: forked.id }, { numRecent: 0 }))?.session;
+  }
+
+  /**
+   * Appends the event that undoes `invocationId` and everything after it
+   * (see history.ts). Without an expected revision, a rewind that loses a race
+   * with another append is computed again from the newer log.
+   */
+  async rewindSession(key: SessionKey, invocationId: string, expectedRevision: bigint | undefined): Promise<AppendResult> {
+    for (let attempt = 1; ; attempt++) {
+      const plan = await planRewind(this.db, key, invocationId, this.#policies.liveSince(key.appName));
+      if (!plan) throw notFound(key);
+      const event = create(EventSchema, {
+        invocationId: `e-${randomUUID()}`,
+        author: "user",
+        actions: { rewindBeforeInvocationId: invocationId, stateDelta: plan.delta },
+      });
+      try {
+        return await this.appendEvent({ key, event, delta: splitState(plan.delta), expectedRevision: expectedRevision ?? plan.revision });
+      } catch (error) {
+        if (!(error instanceof Stale) || expectedRevision !== undefined || attempt >= REWIND_ATTEMPTS) throw error;
+      }
+    }
+  }
+
   async listSessions(q: ListSessionsQuery): Promise<StoredSession[]> {
     let query = this.db
       .selectFrom("sessions as s")
       .leftJoin("user_states as u", (join) => join.onRef("u.app_name", "=", "s.app_name").onRef("u.user_id", "=", "s.user_id"))
       .select(["s.app_name", "s.user_id", "s.id", "s.state", "s.revision", "s.create_time_ns", "s.update_time_ns", "u.state as user_state"])
       .where("s.app_name", "=", q.appName);
-    const cutoff = this.liveSince(q.appName);
+    const cutoff = this.#policies.liveSince(q.appName);
     // Expired sessions are the oldest: the bound starts the index scan past them.
     if (cutoff !== undefined) query = query.where("s.update_time_ns", ">=", cutoff);
+    // Newest first walks the same index backwards.
+    const dir = q.newestFirst ? "desc" : "asc";
+    const past = q.newestFirst ? sql`<` : sql`>`;
     if (q.userId !== undefined) {
-      query = query.where("s.user_id", "=", q.userId).orderBy("s.update_time_ns").orderBy("s.id");
-      if (q.after) query = query.where(sql<boolean>`(s.update_time_ns, s.id) > (${q.after.updateTimeNs}, ${q.after.id})`);
+      query = query.where("s.user_id", "=", q.userId).orderBy("s.update_time_ns", dir).orderBy("s.id", dir);
+      if (q.after) query = query.where(sql<boolean>`(s.update_time_ns, s.id) ${past} (${q.after.updateTimeNs}, ${q.after.id})`);
     } else {
-      query = query.orderBy("s.update_time_ns").orderBy("s.id").orderBy("s.user_id");
+      query = query.orderBy("s.update_time_ns", dir).orderBy("s.id", dir).orderBy("s.user_id", dir);
       if (q.after) {
         query = query.where(
-          sql<boolean>`(s.update_time_ns, s.id, s.user_id) > (${q.after.updateTimeNs}, ${q.after.id}, ${q.after.userId})`,
+          sql<boolean>`(s.update_time_ns, s.id, s.user_id) ${past} (${q.after.updateTimeNs}, ${q.after.id}, ${q.after.userId})`,
         );
       }
     }
@@ -307,7 +394,7 @@ export class SessionStore {
       )
       SELECT pk, pg_notify(${DELETED_CHANNEL}, pk::text)::text AS notified FROM d`.execute(this.db);
     const pk = rows[0]?.pk;
-    if (pk !== undefined) this.#onDeleted(pk);
+    if (pk !== undefined) this.#observer.deleted(pk);
     return pk;
   }
 
@@ -325,7 +412,7 @@ export class SessionStore {
       await sql`DELETE FROM checkpoint_threads WHERE app_name = ${appName} AND user_id = ${userId}`.execute(trx);
       return rows;
     });
-    for (const row of deleted) this.#onDeleted(row.pk);
+    for (const row of deleted) this.#observer.deleted(row.pk);
     return { sessions: deleted.length, events: deleted.reduce((sum, r) => sum + r.revision, 0n) };
   }
 
@@ -348,13 +435,13 @@ export class SessionStore {
       ),
       d AS (DELETE FROM sessions s USING expired WHERE s.pk = expired.pk RETURNING s.pk)
       SELECT pk, pg_notify(${DELETED_CHANNEL}, pk::text)::text AS notified FROM d`.execute(this.db);
-    for (const row of rows) this.#onDeleted(row.pk);
+    for (const row of rows) this.#observer.deleted(row.pk);
     return rows.length;
   }
 
   /** The session's primary key, or undefined when it does not exist. */
   async sessionPk(key: SessionKey): Promise<bigint | undefined> {
-    const cutoff = this.liveSince(key.appName);
+    const cutoff = this.#policies.liveSince(key.appName);
     const row = await this.db
       .selectFrom("sessions")
       .select("pk")
@@ -397,6 +484,9 @@ export class SessionStore {
         const rest = batch.length > 1 ? await this.#appendBatch(batch.filter((_, i) => i !== refusedAt)) : [];
         return [...rest.slice(0, refusedAt), refused, ...rest.slice(refusedAt)];
       }
+      // The database went away: no use trying each one on its own now, and
+      // whether the batch committed is unknown unless no connection was had.
+      if (isConnectionLoss(error)) return batch.map((pending) => ({ ok: false, error: lostAppend(pending, error) }));
       if (batch.length === 1) return [{ ok: false, error }];
       // Anything else (a lost connection, a conflict): each append runs on
       // its own, in order, and gets its own answer.
@@ -433,13 +523,14 @@ export class SessionStore {
           ${batch.map((p) => p.eventId)}::text[], ${batch.map((p) => p.input.expectedRevision ?? null)}::bigint[],
           ${bodies}::bytea[],
           ${events.map((e) => (e.timestamp ? timestampToNs(e.timestamp) : null))}::bigint[],
-          ${nowNs()}::bigint, ${keys.map((k) => this.liveSince(k.appName) ?? null)}::bigint[],
+          ${nowNs()}::bigint, ${keys.map((k) => this.#policies.liveSince(k.appName) ?? null)}::bigint[],
           ${batch.map((p) => json(p.input.delta.session))}::jsonb[], ${batch.map((p) => json(p.input.delta.user))}::jsonb[],
           ${batch.map((p) => json(p.input.delta.app))}::jsonb[],
           ${limits.map((l) => BigInt(l.maxEventsPerSession))}::bigint[], ${limits.map((l) => l.maxEventBytes)}::int[],
           ${limits.map((l) => l.maxStateBytes)}::int[]
         )`.execute(this.db);
     if (rows.length !== batch.length) throw new Error(`append: ${rows.length} outcomes for ${batch.length} appends`);
+    if (rows.some((row) => row.o_outcome === "ok")) this.#observer.appended();
     return rows.map((row, i) =>
       settleNow(() => this.#outcome(batch[i] as PendingAppend, events[i] as Event, bodies[i] as Uint8Array, row)),
     );
@@ -522,6 +613,18 @@ export function windowQuery(db: Kysely<Database>, sessionPk: bigint, revision: b
   return window.numRecent === undefined ? query.orderBy("seq", "asc") : query.orderBy("seq", "desc").limit(window.numRecent);
 }
 
+/** The events a replay to `asOfSeq` folds, in seq order: a range of the primary key. */
+export function replayQuery(db: Kysely<Database>, sessionPk: bigint, asOfSeq: bigint) {
+  return db.selectFrom("events").select("body").where("session_pk", "=", sessionPk).where("seq", "<=", asOfSeq).orderBy("seq", "asc");
+}
+
+/** The events of `window` among `events` (ascending), as windowQuery selects them. */
+function inWindow(events: StoredEvent[], window: EventWindow): StoredEvent[] {
+  const { afterNs, numRecent } = window;
+  const after = afterNs === undefined ? events : events.filter((e) => e.event.timestamp && timestampToNs(e.event.timestamp) >= afterNs);
+  return numRecent === undefined ? after : numRecent === 0 ? [] : after.slice(-numRecent);
+}
+
 // Creating a session writes its initial user and app states. `||` replaces
 // whole top-level values and keeps JSON null: ADK's delta rules (appends
 // apply them in sessionstore_append). ON CONFLICT makes the first write of a
@@ -567,6 +670,22 @@ async function writeAppState(
     .returning(["state", sql<number>`octet_length(state::text)`.as("bytes")])
     .executeTakeFirstOrThrow();
   return { state: row.state as JsonObject, bytes: Number(row.bytes) };
+}
+
+/**
+ * An append whose batch lost the database. Before a connection was had
+ * nothing was written; after, the commit may have happened with its answer
+ * lost. Either way the same event id makes a retry safe: a stored event is
+ * answered as a duplicate, not stored twice.
+ */
+function lostAppend(pending: PendingAppend, err: unknown): Unavailable {
+  return isConnectRefused(err)
+    ? new Unavailable("the database is unavailable; nothing was written; retry", false, { cause: err })
+    : new Unavailable(
+        `the database connection was lost while the append was being committed, so it may or may not be stored; retry with the same event id ("${pending.eventId}"): a stored event is answered as a duplicate`,
+        true,
+        { cause: err },
+      );
 }
 
 function settleNow<R>(f: () => R): Outcome<R> {
@@ -631,7 +750,7 @@ function decodeEvent(body: Uint8Array): Event {
   return fromBinary(EventSchema, body);
 }
 
-function toStoredSession(row: {
+export function toStoredSession(row: {
   app_name: string;
   user_id: string;
   id: string;
@@ -641,8 +760,11 @@ function toStoredSession(row: {
   update_time_ns: bigint;
   app_state: unknown;
   user_state: unknown;
+  forked_from_id?: string | null;
+  forked_at_seq?: bigint | null;
 }): StoredSession {
   return {
+    ...(row.forked_from_id != null ? { forkedFrom: { sessionId: row.forked_from_id, seq: row.forked_at_seq ?? 0n } } : {}),
     appName: row.app_name,
     userId: row.user_id,
     id: row.id,

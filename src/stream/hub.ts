@@ -1,9 +1,11 @@
 import { setMaxListeners } from "node:events";
 import { sql } from "kysely";
 import type { Logger } from "../log/logger.js";
+import type { PolicySet } from "../policy/app-policy.js";
 import { EVENTS_CHANNEL } from "../storage/channels.js";
 import type { OpenDatabase } from "../storage/database.js";
 import { EventLog } from "../storage/event-log.js";
+import type { StoreObserver } from "../storage/store-observer.js";
 import { EventFeed } from "./feed.js";
 import { LISTEN_APPLICATION_NAME, PgNotifications } from "./pg-notifications.js";
 
@@ -12,8 +14,8 @@ const PEER_CHECK_MS = 2000;
 import type { TailDeps } from "./tail.js";
 
 export interface HubOptions {
-  /** The retention cutoff of an app (expired sessions are gone for tails too). */
-  liveSince?: (appName: string) => bigint | undefined;
+  /** Where the retention cutoff comes from (expired sessions are gone for tails too): the apps' policies. */
+  retention?: Pick<PolicySet, "liveSince">;
   /** Postgres URL for the LISTEN connection; undefined for the embedded store. */
   listenUrl: string | undefined;
   feedBatch: number;
@@ -23,9 +25,9 @@ export interface HubOptions {
 /**
  * The streaming machinery of one process: the shared feed, and, on
  * PostgreSQL, the LISTEN connection and the NOTIFY that tells other
- * replicas to look. Writers report here after they commit.
+ * replicas to look. The store reports here what it committed.
  */
-export class StreamHub {
+export class StreamHub implements StoreObserver {
   readonly feed: EventFeed;
   readonly log: EventLog;
   readonly notifications: PgNotifications | undefined;
@@ -42,7 +44,8 @@ export class StreamHub {
   constructor(database: OpenDatabase, logger: Logger, options: HubOptions) {
     this.#database = database;
     this.#logger = logger;
-    this.#liveSince = options.liveSince ?? (() => undefined);
+    const retention = options.retention;
+    this.#liveSince = retention ? (appName) => retention.liveSince(appName) : () => undefined;
     // Every open tail links its signal to this one.
     setMaxListeners(0, this.#stopping.signal);
     this.log = new EventLog(database.db);
@@ -52,6 +55,7 @@ export class StreamHub {
           events: () => this.feed.wake(),
           deleted: (pk) => this.feed.sessionDeleted(pk),
           reconnected: () => this.feed.resetAll(),
+          lost: () => database.health.suspect(),
         })
       : undefined;
   }
@@ -107,7 +111,7 @@ export class StreamHub {
     };
   }
 
-  /** An event was committed by this process. */
+  /** Events were committed by this process. */
   appended(): void {
     this.feed.wake();
     if (this.notifications && this.#peers) this.#notifyReplicas();

@@ -9,15 +9,24 @@ export interface NotificationHandlers {
   deleted(sessionPk: bigint): void;
   /** The connection was re-established: notifications may have been missed. */
   reconnected(): void;
+  /** The connection dropped, or a new one could not be made: the database may be gone. */
+  lost(err: Error | undefined): void;
 }
+
+const FIRST_RETRY_MS = 50;
+const MAX_RETRY_MS = 5000;
+/** A connection attempt that hangs (a peer that vanished) counts as failed after this. */
+const CONNECT_TIMEOUT_MS = 5000;
 
 /** How replicas recognise each other's LISTEN connections in pg_stat_activity. */
 export const LISTEN_APPLICATION_NAME = "sessionstore-listen";
 
 /**
  * The process's single LISTEN connection (not one per tail). If it drops it
- * reconnects with backoff and reports `reconnected`, so every open tail
- * re-reads from its own position and nothing sent meanwhile is lost.
+ * reconnects with jittered exponential backoff (replicas that lost the
+ * database together do not come back in step) and reports `reconnected`, so
+ * every open tail re-reads from its own position and nothing sent meanwhile
+ * is lost.
  */
 export class PgNotifications {
   readonly #url: string;
@@ -63,7 +72,12 @@ export class PgNotifications {
   }
 
   async #connect(isReconnect: boolean): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#url, keepAlive: true, application_name: LISTEN_APPLICATION_NAME });
+    const client = new pg.Client({
+      connectionString: this.#url,
+      keepAlive: true,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      application_name: LISTEN_APPLICATION_NAME,
+    });
     let dropped = false;
     const onDrop = (err?: Error) => {
       if (dropped) return;
@@ -76,6 +90,7 @@ export class PgNotifications {
       void client.end().catch(() => {});
       if (this.#closed) return;
       this.#logger.warn("LISTEN connection lost; reconnecting", { err: err?.message });
+      this.#handlers.lost(err);
       this.#scheduleReconnect();
     };
     client.on("error", onDrop);
@@ -108,11 +123,13 @@ export class PgNotifications {
 
   #scheduleReconnect(): void {
     if (this.#timer || this.#closed) return;
-    this.#backoffMs = Math.min(Math.max(this.#backoffMs * 2, 50), 5000);
+    this.#backoffMs = Math.min(Math.max(this.#backoffMs * 2, FIRST_RETRY_MS), MAX_RETRY_MS);
+    // "Equal jitter": at least half the backoff, so the pace still slows.
+    const delay = this.#backoffMs / 2 + Math.random() * (this.#backoffMs / 2);
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       void this.#connect(true);
-    }, this.#backoffMs);
+    }, delay);
     this.#timer.unref();
   }
 }

@@ -185,7 +185,7 @@ describeContract(
           sessionId,
           event: { id, author, content: value === undefined ? undefined : text(value) },
         });
-      await append("user", "I moved to Porto last week", "e1");
+      await append("user", "I moved to Porto last week\u0000", "e1");
       await append("agent", undefined, "e2");
       await append("agent", "Noted, you live in Porto now", "e3");
       const first = await memory().addSessionToMemory({ appName: "app", userId: user, sessionId, customMetadata: { via: "test" } });
@@ -205,6 +205,8 @@ describeContract(
       expect(byEvent.get("e1")?.sessionId).toBe(sessionId);
       expect(byEvent.get("e1")?.author).toBe("user");
       expect(byEvent.get("e3")?.author).toBe("agent");
+      // Content comes back as the event had it, NUL included.
+      expect(byEvent.get("e1")?.content?.parts[0]?.data.value).toBe("I moved to Porto last week\u0000");
       expect(byEvent.get("e1")?.customMetadata).toEqual({ via: "test" });
 
       await expectCode(memory().addSessionToMemory({ appName: "app", userId: user, sessionId: "missing" }), Code.NotFound);

@@ -48,9 +48,11 @@ const requests: Record<string, () => Record<string, unknown>> = {
   GetUserState: () => ({ appName: APP, userId: OWNER }),
   StreamEvents: () => ({ appName: APP, userId: OWNER, sessionId: SESSION }),
   EraseUserData: () => ({ appName: APP, userId: OWNER }),
+  ForkSession: () => ({ appName: APP, userId: OWNER, sessionId: SESSION, newSessionId: "fork" }),
+  RewindSession: () => ({ appName: APP, userId: OWNER, sessionId: SESSION, rewindBeforeInvocationId: "inv-1" }),
 };
 
-const WRITES = new Set(["CreateSession", "DeleteSession", "AppendEvent", "EraseUserData"]);
+const WRITES = new Set(["CreateSession", "DeleteSession", "AppendEvent", "EraseUserData", "ForkSession", "RewindSession"]);
 
 /** Calls any method of the service; a stream counts as answered at its first message. */
 async function call(client: SessionStoreClient, method: DescMethod, request: Record<string, unknown>): Promise<void> {
@@ -92,7 +94,7 @@ for (const backend of backends()) {
       const admin = as(secrets.admin);
       await admin.eraseUserData({ appName: APP, userId: OWNER });
       await admin.createSession({ appName: APP, userId: OWNER, sessionId: SESSION, state: { "user:pref": "x", "app:motd": "hi" } });
-      await admin.appendEvent({ appName: APP, userId: OWNER, sessionId: SESSION, event: { author: "user" } });
+      await admin.appendEvent({ appName: APP, userId: OWNER, sessionId: SESSION, event: { author: "user", invocationId: "inv-1" } });
     };
 
     it("covers every RPC of the service with a request", () => {

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { CheckpointService } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
+import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract } from "../support/contract.js";
 import { snapshot } from "../support/db-snapshot.js";
@@ -92,8 +93,10 @@ function fieldArb(field: DescField, depth: number): fc.Arbitrary<unknown> {
       case ScalarType.FIXED64:
         return fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
       case ScalarType.DOUBLE:
-      case ScalarType.FLOAT:
         return fc.double();
+      case ScalarType.FLOAT:
+        // What a float field can carry on the wire (NaN and infinities included).
+        return fc.float();
       default:
         return fc.integer();
     }
@@ -153,11 +156,15 @@ describeContract(
       console.log(`hostile input: ${tried} cases tried`);
     });
 
-    for (const [service, method] of [SessionService, CheckpointService].flatMap((s) => s.methods.map((m) => [s, m] as const))) {
+    const services = [SessionService, MemoryService, CheckpointService];
+    for (const [service, method] of services.flatMap((svc) => svc.methods.map((m) => [svc, m] as const))) {
       it(`${method.name}: random and malformed typed requests get a proper status and write nothing when refused`, async () => {
         // Node's HTTP/2 client kills its own session past 10 MiB of buffered
         // data (ENHANCE_YOUR_CALM), and these requests can be larger.
-        const client = createClient(service, createGrpcTransport({ baseUrl: t().server.url, nodeOptions: { maxSessionMemory: 512 } }));
+        const client = createClient(
+          service as typeof SessionService,
+          createGrpcTransport({ baseUrl: t().server.url, nodeOptions: { maxSessionMemory: 512 } }),
+        );
         const fn = (client as unknown as Record<string, (req: unknown, opts?: unknown) => unknown>)[method.localName];
         if (!fn) throw new Error(`no client method for ${method.name}`);
         await fc.assert(
@@ -191,7 +198,9 @@ describeContract(
           }),
           { numRuns: 60 },
         );
-      });
+        // 60 random requests, each with a database snapshot before and after:
+        // seconds on a quiet machine, far more on a loaded one.
+      }, 180_000);
     }
 
     it("answers JSON with wrong types and bodies that are not protobuf with a proper status on every RPC", async () => {

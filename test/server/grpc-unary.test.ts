@@ -169,8 +169,8 @@ describeContract(
         1,
       );
       const answer = await call(`${SERVICE}/GetUserState`, body);
-      expect(Code[Number(answer.status)]).toBe(Code[Code.Internal]);
-      expect(answer.message).toMatch(/compressed envelope/);
+      expect(Code[Number(answer.status)]).toBe(Code[Code.InvalidArgument]);
+      expect(answer.message).toMatch(/flagged compressed, but the request names no encoding/);
       // Named, it is Connect's to decompress, and it works.
       expect((await call(`${SERVICE}/GetUserState`, body, VIA_CONNECT)).status).toBe("0");
     });

@@ -15,6 +15,7 @@ import {
   type ServerReflectionResponse,
 } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
 import { CheckpointService } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
+import { ConsoleService } from "../../gen/ts/sessionstore/v1/console_service_pb.js";
 import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { file_sessionstore_v1_session_service, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract, expectCode } from "../support/contract.js";
@@ -137,6 +138,7 @@ describeContract("grpc.reflection.v1", (t) => {
       "grpc.health.v1.Health",
       "grpc.reflection.v1.ServerReflection",
       "sessionstore.v1.CheckpointService",
+      "sessionstore.v1.ConsoleService",
       "sessionstore.v1.MemoryService",
       "sessionstore.v1.SessionService",
     ]);
@@ -229,8 +231,9 @@ describeContract("grpc.reflection.v1", (t) => {
       expect(methods).toEqual(
         SessionService.methods
           .map((m) => `sessionstore.v1.SessionService/${m.name}`)
-          .concat(CheckpointService.methods.map((m) => `sessionstore.v1.CheckpointService/${m.name}`))
+          .concat(ConsoleService.methods.map((m) => `sessionstore.v1.ConsoleService/${m.name}`))
           .concat(MemoryService.methods.map((m) => `sessionstore.v1.MemoryService/${m.name}`))
+          .concat(CheckpointService.methods.map((m) => `sessionstore.v1.CheckpointService/${m.name}`))
           .concat([
             "grpc.health.v1.Health/Check",
             "grpc.health.v1.Health/List",

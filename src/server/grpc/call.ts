@@ -2,6 +2,7 @@ import type http2 from "node:http2";
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type HandlerContext } from "@connectrpc/connect";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { encodeGrpcMessage } from "../../rpc/grpc-message.js";
 
 export const CONTENT_TYPE = "application/grpc+proto";
 
@@ -86,7 +87,10 @@ export function sendHeaders(res: http2.Http2ServerResponse, context: HandlerCont
 export function finish(res: http2.Http2ServerResponse, context: HandlerContext, error: ConnectError | undefined, body?: Uint8Array): void {
   if (isGone(res)) return;
   const trailer = context.responseTrailer;
-  if (error) setTrailerStatus(trailer, error);
+  if (error) {
+    setTrailerStatus(trailer, error);
+    trailer.set("grpc-message", encodeGrpcMessage(error.rawMessage));
+  }
   sendHeaders(res, context);
   res.addTrailers(toNodeHeaders(trailer));
   if (body) res.end(body);

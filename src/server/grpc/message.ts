@@ -5,6 +5,7 @@ import { type DescMethod, fromBinary, type Message, type MessageShape, toBinary 
 import { Code, ConnectError } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { knownEncoding } from "../../rpc/encoded.js";
+import { UNNAMED_COMPRESSION } from "../../rpc/parse-errors.js";
 
 /** Responses at least this large are gzipped when the client accepts it (Connect's default). */
 const COMPRESS_MIN_BYTES = 1024;
@@ -68,7 +69,7 @@ export function readMessage(
       const length = all.readUInt32BE(1);
       if (all.length < 5 + length) return reject(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
       if (all.length > 5 + length) return reject(extraMessage());
-      if (flags & 0x01) return reject(new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal));
+      if (flags & 0x01) return reject(new ConnectError(UNNAMED_COMPRESSION, Code.InvalidArgument));
       if (flags !== 0) return reject(new ConnectError("unexpected end flag", Code.InvalidArgument));
       resolve(all.subarray(5));
     });

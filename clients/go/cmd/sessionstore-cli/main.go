@@ -5,6 +5,7 @@
 //
 //	sessionstore-cli --url http://127.0.0.1:50051 get-session APP USER SESSION
 //	sessionstore-cli --url http://127.0.0.1:50051 append-event APP USER SESSION < event.json
+//	sessionstore-cli --url http://127.0.0.1:50051 search-memory APP USER QUERY
 //
 // Output is one line of protobuf JSON (proto field names in lowerCamelCase,
 // int64 as strings, bytes as base64). A failed call prints
@@ -36,6 +37,7 @@ const usage = `usage: sessionstore-cli [flags] COMMAND APP USER SESSION
 commands:
   get-session    print the session (GetSessionResponse)
   append-event   read an Event from stdin, append it, print the AppendEventResponse
+  search-memory  search the user's memory for QUERY (in place of SESSION), print the SearchMemoryResponse
 
 flags:
 `
@@ -107,6 +109,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			req.ExpectedRevision = expected
 		}
 		call = func(c *sessionstore.Client) (proto.Message, error) { return c.AppendEvent(ctx, req) }
+	case "search-memory":
+		// The fourth argument is the query.
+		req := &pb.SearchMemoryRequest{AppName: app, UserId: user, Query: sid, PageSize: 10}
+		call = func(c *sessionstore.Client) (proto.Message, error) {
+			return pb.NewMemoryServiceClient(c.Conn()).SearchMemory(ctx, req)
+		}
 	default:
 		fmt.Fprintf(stderr, "sessionstore-cli: unknown command %q\n", cmd)
 		fs.Usage()

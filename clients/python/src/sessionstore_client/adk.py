@@ -38,6 +38,12 @@ _STALE_MESSAGE = (
 _LIST_PAGE_SIZE = 1000
 
 
+class PagedListSessionsResponse(ListSessionsResponse):
+    """One page of list_sessions; pass `next_page_token` back for the next ("" on the last page)."""
+
+    next_page_token: str = ""
+
+
 class GrpcSessionService(BaseSessionService):
     """Stores ADK sessions in Sessionstore; behaves like DatabaseSessionService.
 
@@ -110,17 +116,39 @@ class GrpcSessionService(BaseSessionService):
         return _to_session(response.session)
 
     @override
-    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+    async def list_sessions(
+        self,
+        *,
+        app_name: str,
+        user_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+    ) -> ListSessionsResponse:
+        """Every session (ADK's contract), or one page when `page_size` is given.
+
+        google-adk 2.13 has no paging parameters; these are the store's own
+        (the names ADK's paging requests, #4621 and #4871, ask for). A page's
+        answer is a PagedListSessionsResponse: `next_page_token` is "" on the
+        last page.
+        """
+        if page_size is not None or page_token:
+            with _mapped_errors():
+                response = await self.client.list_sessions(
+                    app_name=app_name, user_id=user_id or "", page_size=page_size or 0, page_token=page_token or ""
+                )
+            return PagedListSessionsResponse(
+                sessions=[_to_session(s) for s in response.sessions], next_page_token=response.next_page_token
+            )
         sessions: list[Session] = []
-        page_token = ""
+        token = ""
         while True:
             with _mapped_errors():
                 response = await self.client.list_sessions(
-                    app_name=app_name, user_id=user_id or "", page_size=_LIST_PAGE_SIZE, page_token=page_token
+                    app_name=app_name, user_id=user_id or "", page_size=_LIST_PAGE_SIZE, page_token=token
                 )
             sessions.extend(_to_session(s) for s in response.sessions)
-            page_token = response.next_page_token
-            if not page_token:
+            token = response.next_page_token
+            if not token:
                 return ListSessionsResponse(sessions=sessions)
 
     @override

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.message import Message
 
+from sessionstore.v1 import history_pb2
 from sessionstore.v1 import session_service_pb2 as pb
 from sessionstore.v1.session_service_pb2_grpc import SessionServiceStub
 from sessionstore_client._target import resolve_target
@@ -163,6 +164,22 @@ class SessionStoreClient:
         last try deleted, so after a retry they may be lower than the total.
         """
         return await self._unary("EraseUserData", _request(pb.EraseUserDataRequest, request, fields), timeout)
+
+    async def fork_session(
+        self, request: history_pb2.ForkSessionRequest | None = None, *, timeout: float | None = _DEFAULT, **fields: Any
+    ) -> history_pb2.ForkSessionResponse:
+        """Copies a session's events 1..up_to_seq into a new session. Not retried: a repeat would fork again."""
+        return await self._unary("ForkSession", _request(history_pb2.ForkSessionRequest, request, fields), timeout)
+
+    async def rewind_session(
+        self,
+        request: history_pb2.RewindSessionRequest | None = None,
+        *,
+        timeout: float | None = _DEFAULT,
+        **fields: Any,
+    ) -> history_pb2.RewindSessionResponse:
+        """Appends ADK's rewind event for an invocation. Not retried: a repeat would rewind again."""
+        return await self._unary("RewindSession", _request(history_pb2.RewindSessionRequest, request, fields), timeout)
 
     async def stream_events(
         self, request: pb.StreamEventsRequest | None = None, *, timeout: float | None = None, **fields: Any

@@ -40,8 +40,10 @@ type Session struct {
 	LastUpdateTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_update_time,json=lastUpdateTime,proto3" json:"last_update_time,omitempty"`
 	// Storage revision: 0 at creation, +1 per stored event. Send it back as
 	// `AppendEventRequest.expected_revision` to detect a stale writer.
-	Revision      int64                  `protobuf:"varint,7,opt,name=revision,proto3" json:"revision,omitempty"`
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	Revision   int64                  `protobuf:"varint,7,opt,name=revision,proto3" json:"revision,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// Set on a session made by ForkSession.
+	ForkedFrom    *ForkOrigin `protobuf:"bytes,9,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -132,11 +134,73 @@ func (x *Session) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Session) GetForkedFrom() *ForkOrigin {
+	if x != nil {
+		return x.ForkedFrom
+	}
+	return nil
+}
+
+// Where a forked session came from.
+type ForkOrigin struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session it was forked from (same app and user).
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The last event copied: the fork starts as that session was right after it.
+	Seq           int64 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkOrigin) Reset() {
+	*x = ForkOrigin{}
+	mi := &file_sessionstore_v1_session_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkOrigin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkOrigin) ProtoMessage() {}
+
+func (x *ForkOrigin) ProtoReflect() protoreflect.Message {
+	mi := &file_sessionstore_v1_session_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkOrigin.ProtoReflect.Descriptor instead.
+func (*ForkOrigin) Descriptor() ([]byte, []int) {
+	return file_sessionstore_v1_session_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ForkOrigin) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ForkOrigin) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 var File_sessionstore_v1_session_proto protoreflect.FileDescriptor
 
 const file_sessionstore_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x1dsessionstore/v1/session.proto\x12\x0fsessionstore.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\"\xcb\x02\n" +
+	"\x1dsessionstore/v1/session.proto\x12\x0fsessionstore.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\"\x89\x03\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bapp_name\x18\x02 \x01(\tR\aappName\x12\x17\n" +
@@ -146,7 +210,14 @@ const file_sessionstore_v1_session_proto_rawDesc = "" +
 	"\x10last_update_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastUpdateTime\x12\x1a\n" +
 	"\brevision\x18\a \x01(\x03R\brevision\x12;\n" +
 	"\vcreate_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTimeB8Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1b\x06proto3"
+	"createTime\x12<\n" +
+	"\vforked_from\x18\t \x01(\v2\x1b.sessionstore.v1.ForkOriginR\n" +
+	"forkedFrom\"=\n" +
+	"\n" +
+	"ForkOrigin\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x03R\x03seqB8Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1b\x06proto3"
 
 var (
 	file_sessionstore_v1_session_proto_rawDescOnce sync.Once
@@ -160,23 +231,25 @@ func file_sessionstore_v1_session_proto_rawDescGZIP() []byte {
 	return file_sessionstore_v1_session_proto_rawDescData
 }
 
-var file_sessionstore_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_sessionstore_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_sessionstore_v1_session_proto_goTypes = []any{
 	(*Session)(nil),               // 0: sessionstore.v1.Session
-	(*structpb.Struct)(nil),       // 1: google.protobuf.Struct
-	(*Event)(nil),                 // 2: sessionstore.v1.Event
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
+	(*ForkOrigin)(nil),            // 1: sessionstore.v1.ForkOrigin
+	(*structpb.Struct)(nil),       // 2: google.protobuf.Struct
+	(*Event)(nil),                 // 3: sessionstore.v1.Event
+	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
 }
 var file_sessionstore_v1_session_proto_depIdxs = []int32{
-	1, // 0: sessionstore.v1.Session.state:type_name -> google.protobuf.Struct
-	2, // 1: sessionstore.v1.Session.events:type_name -> sessionstore.v1.Event
-	3, // 2: sessionstore.v1.Session.last_update_time:type_name -> google.protobuf.Timestamp
-	3, // 3: sessionstore.v1.Session.create_time:type_name -> google.protobuf.Timestamp
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	2, // 0: sessionstore.v1.Session.state:type_name -> google.protobuf.Struct
+	3, // 1: sessionstore.v1.Session.events:type_name -> sessionstore.v1.Event
+	4, // 2: sessionstore.v1.Session.last_update_time:type_name -> google.protobuf.Timestamp
+	4, // 3: sessionstore.v1.Session.create_time:type_name -> google.protobuf.Timestamp
+	1, // 4: sessionstore.v1.Session.forked_from:type_name -> sessionstore.v1.ForkOrigin
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_sessionstore_v1_session_proto_init() }
@@ -191,7 +264,7 @@ func file_sessionstore_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sessionstore_v1_session_proto_rawDesc), len(file_sessionstore_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   1,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -199,8 +199,17 @@ type GetSessionRequest struct {
 	NumRecentEvents *int32 `protobuf:"varint,4,opt,name=num_recent_events,json=numRecentEvents,proto3,oneof" json:"num_recent_events,omitempty"`
 	// Only events at or after this time (inclusive).
 	AfterTimestamp *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=after_timestamp,json=afterTimestamp,proto3" json:"after_timestamp,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// When set, the session as it was right after its event with this seq (0:
+	// as created): `state` is the create-time state folded with the state
+	// deltas of events 1..as_of_seq, `revision` is as_of_seq, and `events` are
+	// taken from events 1..as_of_seq (the window above still applies). `app:`
+	// and `user:` keys are those this session itself set (at creation or in its
+	// events), not writes by other sessions. INVALID_ARGUMENT past the last
+	// event; FAILED_PRECONDITION for sessions created before the server kept
+	// create-time state.
+	AsOfSeq       *int64 `protobuf:"varint,6,opt,name=as_of_seq,json=asOfSeq,proto3,oneof" json:"as_of_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionRequest) Reset() {
@@ -268,6 +277,13 @@ func (x *GetSessionRequest) GetAfterTimestamp() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *GetSessionRequest) GetAsOfSeq() int64 {
+	if x != nil && x.AsOfSeq != nil {
+		return *x.AsOfSeq
+	}
+	return 0
+}
+
 type GetSessionResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Session       *Session               `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
@@ -320,7 +336,9 @@ type ListSessionsRequest struct {
 	// 0 means the default (100); at most 1000.
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// `next_page_token` of the previous page.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Most recently updated first (and by id descending) instead of oldest first.
+	NewestFirst   bool `protobuf:"varint,5,opt,name=newest_first,json=newestFirst,proto3" json:"newest_first,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -383,9 +401,16 @@ func (x *ListSessionsRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListSessionsRequest) GetNewestFirst() bool {
+	if x != nil {
+		return x.NewestFirst
+	}
+	return false
+}
+
 type ListSessionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Ordered by last_update_time, then id; no events.
+	// Ordered by last_update_time, then id (backwards with newest_first); no events.
 	Sessions []*Session `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
 	// Empty on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
@@ -1461,7 +1486,7 @@ var File_sessionstore_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_sessionstore_v1_session_service_proto_rawDesc = "" +
 	"\n" +
-	"%sessionstore/v1/session_service.proto\x12\x0fsessionstore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\x1a\x1dsessionstore/v1/session.proto\"\xac\x01\n" +
+	"%sessionstore/v1/session_service.proto\x12\x0fsessionstore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\x1a\x1dsessionstore/v1/history.proto\x1a\x1dsessionstore/v1/session.proto\"\xac\x01\n" +
 	"\x14CreateSessionRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\"\n" +
@@ -1470,23 +1495,27 @@ const file_sessionstore_v1_session_service_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05stateB\r\n" +
 	"\v_session_id\"K\n" +
 	"\x15CreateSessionResponse\x122\n" +
-	"\asession\x18\x01 \x01(\v2\x18.sessionstore.v1.SessionR\asession\"\xf2\x01\n" +
+	"\asession\x18\x01 \x01(\v2\x18.sessionstore.v1.SessionR\asession\"\xa1\x02\n" +
 	"\x11GetSessionRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x03 \x01(\tR\tsessionId\x12/\n" +
 	"\x11num_recent_events\x18\x04 \x01(\x05H\x00R\x0fnumRecentEvents\x88\x01\x01\x12C\n" +
-	"\x0fafter_timestamp\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0eafterTimestampB\x14\n" +
-	"\x12_num_recent_events\"H\n" +
+	"\x0fafter_timestamp\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0eafterTimestamp\x12\x1f\n" +
+	"\tas_of_seq\x18\x06 \x01(\x03H\x01R\aasOfSeq\x88\x01\x01B\x14\n" +
+	"\x12_num_recent_eventsB\f\n" +
+	"\n" +
+	"_as_of_seq\"H\n" +
 	"\x12GetSessionResponse\x122\n" +
-	"\asession\x18\x01 \x01(\v2\x18.sessionstore.v1.SessionR\asession\"\x85\x01\n" +
+	"\asession\x18\x01 \x01(\v2\x18.sessionstore.v1.SessionR\asession\"\xa8\x01\n" +
 	"\x13ListSessionsRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"t\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12!\n" +
+	"\fnewest_first\x18\x05 \x01(\bR\vnewestFirst\"t\n" +
 	"\x14ListSessionsResponse\x124\n" +
 	"\bsessions\x18\x01 \x03(\v2\x18.sessionstore.v1.SessionR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"i\n" +
@@ -1564,7 +1593,7 @@ const file_sessionstore_v1_session_service_proto_rawDesc = "" +
 	"\x15EraseUserDataResponse\x12)\n" +
 	"\x10sessions_deleted\x18\x01 \x01(\x03R\x0fsessionsDeleted\x12%\n" +
 	"\x0eevents_deleted\x18\x02 \x01(\x03R\reventsDeleted\x12)\n" +
-	"\x10memories_deleted\x18\x03 \x01(\x03R\x0fmemoriesDeleted2\xd1\x06\n" +
+	"\x10memories_deleted\x18\x03 \x01(\x03R\x0fmemoriesDeleted2\x8b\b\n" +
 	"\x0eSessionService\x12^\n" +
 	"\rCreateSession\x12%.sessionstore.v1.CreateSessionRequest\x1a&.sessionstore.v1.CreateSessionResponse\x12U\n" +
 	"\n" +
@@ -1576,7 +1605,9 @@ const file_sessionstore_v1_session_service_proto_rawDesc = "" +
 	"ListEvents\x12\".sessionstore.v1.ListEventsRequest\x1a#.sessionstore.v1.ListEventsResponse\x12[\n" +
 	"\fGetUserState\x12$.sessionstore.v1.GetUserStateRequest\x1a%.sessionstore.v1.GetUserStateResponse\x12]\n" +
 	"\fStreamEvents\x12$.sessionstore.v1.StreamEventsRequest\x1a%.sessionstore.v1.StreamEventsResponse0\x01\x12^\n" +
-	"\rEraseUserData\x12%.sessionstore.v1.EraseUserDataRequest\x1a&.sessionstore.v1.EraseUserDataResponseB8Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1b\x06proto3"
+	"\rEraseUserData\x12%.sessionstore.v1.EraseUserDataRequest\x1a&.sessionstore.v1.EraseUserDataResponse\x12X\n" +
+	"\vForkSession\x12#.sessionstore.v1.ForkSessionRequest\x1a$.sessionstore.v1.ForkSessionResponse\x12^\n" +
+	"\rRewindSession\x12%.sessionstore.v1.RewindSessionRequest\x1a&.sessionstore.v1.RewindSessionResponseB8Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1b\x06proto3"
 
 var (
 	file_sessionstore_v1_session_service_proto_rawDescOnce sync.Once
@@ -1621,6 +1652,10 @@ var file_sessionstore_v1_session_service_proto_goTypes = []any{
 	(*Event)(nil),                 // 25: sessionstore.v1.Event
 	(*emptypb.Empty)(nil),         // 26: google.protobuf.Empty
 	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
+	(*ForkSessionRequest)(nil),    // 28: sessionstore.v1.ForkSessionRequest
+	(*RewindSessionRequest)(nil),  // 29: sessionstore.v1.RewindSessionRequest
+	(*ForkSessionResponse)(nil),   // 30: sessionstore.v1.ForkSessionResponse
+	(*RewindSessionResponse)(nil), // 31: sessionstore.v1.RewindSessionResponse
 }
 var file_sessionstore_v1_session_service_proto_depIdxs = []int32{
 	22, // 0: sessionstore.v1.CreateSessionRequest.state:type_name -> google.protobuf.Struct
@@ -1650,17 +1685,21 @@ var file_sessionstore_v1_session_service_proto_depIdxs = []int32{
 	13, // 24: sessionstore.v1.SessionService.GetUserState:input_type -> sessionstore.v1.GetUserStateRequest
 	15, // 25: sessionstore.v1.SessionService.StreamEvents:input_type -> sessionstore.v1.StreamEventsRequest
 	20, // 26: sessionstore.v1.SessionService.EraseUserData:input_type -> sessionstore.v1.EraseUserDataRequest
-	2,  // 27: sessionstore.v1.SessionService.CreateSession:output_type -> sessionstore.v1.CreateSessionResponse
-	4,  // 28: sessionstore.v1.SessionService.GetSession:output_type -> sessionstore.v1.GetSessionResponse
-	6,  // 29: sessionstore.v1.SessionService.ListSessions:output_type -> sessionstore.v1.ListSessionsResponse
-	8,  // 30: sessionstore.v1.SessionService.DeleteSession:output_type -> sessionstore.v1.DeleteSessionResponse
-	10, // 31: sessionstore.v1.SessionService.AppendEvent:output_type -> sessionstore.v1.AppendEventResponse
-	12, // 32: sessionstore.v1.SessionService.ListEvents:output_type -> sessionstore.v1.ListEventsResponse
-	14, // 33: sessionstore.v1.SessionService.GetUserState:output_type -> sessionstore.v1.GetUserStateResponse
-	16, // 34: sessionstore.v1.SessionService.StreamEvents:output_type -> sessionstore.v1.StreamEventsResponse
-	21, // 35: sessionstore.v1.SessionService.EraseUserData:output_type -> sessionstore.v1.EraseUserDataResponse
-	27, // [27:36] is the sub-list for method output_type
-	18, // [18:27] is the sub-list for method input_type
+	28, // 27: sessionstore.v1.SessionService.ForkSession:input_type -> sessionstore.v1.ForkSessionRequest
+	29, // 28: sessionstore.v1.SessionService.RewindSession:input_type -> sessionstore.v1.RewindSessionRequest
+	2,  // 29: sessionstore.v1.SessionService.CreateSession:output_type -> sessionstore.v1.CreateSessionResponse
+	4,  // 30: sessionstore.v1.SessionService.GetSession:output_type -> sessionstore.v1.GetSessionResponse
+	6,  // 31: sessionstore.v1.SessionService.ListSessions:output_type -> sessionstore.v1.ListSessionsResponse
+	8,  // 32: sessionstore.v1.SessionService.DeleteSession:output_type -> sessionstore.v1.DeleteSessionResponse
+	10, // 33: sessionstore.v1.SessionService.AppendEvent:output_type -> sessionstore.v1.AppendEventResponse
+	12, // 34: sessionstore.v1.SessionService.ListEvents:output_type -> sessionstore.v1.ListEventsResponse
+	14, // 35: sessionstore.v1.SessionService.GetUserState:output_type -> sessionstore.v1.GetUserStateResponse
+	16, // 36: sessionstore.v1.SessionService.StreamEvents:output_type -> sessionstore.v1.StreamEventsResponse
+	21, // 37: sessionstore.v1.SessionService.EraseUserData:output_type -> sessionstore.v1.EraseUserDataResponse
+	30, // 38: sessionstore.v1.SessionService.ForkSession:output_type -> sessionstore.v1.ForkSessionResponse
+	31, // 39: sessionstore.v1.SessionService.RewindSession:output_type -> sessionstore.v1.RewindSessionResponse
+	29, // [29:40] is the sub-list for method output_type
+	18, // [18:29] is the sub-list for method input_type
 	18, // [18:18] is the sub-list for extension type_name
 	18, // [18:18] is the sub-list for extension extendee
 	0,  // [0:18] is the sub-list for field type_name
@@ -1672,6 +1711,7 @@ func file_sessionstore_v1_session_service_proto_init() {
 		return
 	}
 	file_sessionstore_v1_event_proto_init()
+	file_sessionstore_v1_history_proto_init()
 	file_sessionstore_v1_session_proto_init()
 	file_sessionstore_v1_session_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_sessionstore_v1_session_service_proto_msgTypes[2].OneofWrappers = []any{}

@@ -28,6 +28,8 @@ const (
 	SessionService_GetUserState_FullMethodName  = "/sessionstore.v1.SessionService/GetUserState"
 	SessionService_StreamEvents_FullMethodName  = "/sessionstore.v1.SessionService/StreamEvents"
 	SessionService_EraseUserData_FullMethodName = "/sessionstore.v1.SessionService/EraseUserData"
+	SessionService_ForkSession_FullMethodName   = "/sessionstore.v1.SessionService/ForkSession"
+	SessionService_RewindSession_FullMethodName = "/sessionstore.v1.SessionService/RewindSession"
 )
 
 // SessionServiceClient is the client API for SessionService service.
@@ -62,6 +64,13 @@ type SessionServiceClient interface {
 	// in one transaction, then their memory entries (MemoryService). App state
 	// stays. Succeeds when there is nothing.
 	EraseUserData(ctx context.Context, in *EraseUserDataRequest, opts ...grpc.CallOption) (*EraseUserDataResponse, error)
+	// Copies a session's events 1..N into a new session of the same user,
+	// which records where it came from (`Session.forked_from`).
+	ForkSession(ctx context.Context, in *ForkSessionRequest, opts ...grpc.CallOption) (*ForkSessionResponse, error)
+	// Appends one event that undoes an invocation and everything after it, in
+	// the shape of ADK's rewind (`rewind_before_invocation_id`), computed from
+	// the whole log including the session's create-time state.
+	RewindSession(ctx context.Context, in *RewindSessionRequest, opts ...grpc.CallOption) (*RewindSessionResponse, error)
 }
 
 type sessionServiceClient struct {
@@ -171,6 +180,26 @@ func (c *sessionServiceClient) EraseUserData(ctx context.Context, in *EraseUserD
 	return out, nil
 }
 
+func (c *sessionServiceClient) ForkSession(ctx context.Context, in *ForkSessionRequest, opts ...grpc.CallOption) (*ForkSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ForkSessionResponse)
+	err := c.cc.Invoke(ctx, SessionService_ForkSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sessionServiceClient) RewindSession(ctx context.Context, in *RewindSessionRequest, opts ...grpc.CallOption) (*RewindSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RewindSessionResponse)
+	err := c.cc.Invoke(ctx, SessionService_RewindSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SessionServiceServer is the server API for SessionService service.
 // All implementations must embed UnimplementedSessionServiceServer
 // for forward compatibility.
@@ -203,6 +232,13 @@ type SessionServiceServer interface {
 	// in one transaction, then their memory entries (MemoryService). App state
 	// stays. Succeeds when there is nothing.
 	EraseUserData(context.Context, *EraseUserDataRequest) (*EraseUserDataResponse, error)
+	// Copies a session's events 1..N into a new session of the same user,
+	// which records where it came from (`Session.forked_from`).
+	ForkSession(context.Context, *ForkSessionRequest) (*ForkSessionResponse, error)
+	// Appends one event that undoes an invocation and everything after it, in
+	// the shape of ADK's rewind (`rewind_before_invocation_id`), computed from
+	// the whole log including the session's create-time state.
+	RewindSession(context.Context, *RewindSessionRequest) (*RewindSessionResponse, error)
 	mustEmbedUnimplementedSessionServiceServer()
 }
 
@@ -239,6 +275,12 @@ func (UnimplementedSessionServiceServer) StreamEvents(*StreamEventsRequest, grpc
 }
 func (UnimplementedSessionServiceServer) EraseUserData(context.Context, *EraseUserDataRequest) (*EraseUserDataResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EraseUserData not implemented")
+}
+func (UnimplementedSessionServiceServer) ForkSession(context.Context, *ForkSessionRequest) (*ForkSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ForkSession not implemented")
+}
+func (UnimplementedSessionServiceServer) RewindSession(context.Context, *RewindSessionRequest) (*RewindSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RewindSession not implemented")
 }
 func (UnimplementedSessionServiceServer) mustEmbedUnimplementedSessionServiceServer() {}
 func (UnimplementedSessionServiceServer) testEmbeddedByValue()                        {}
@@ -416,6 +458,42 @@ func _SessionService_EraseUserData_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SessionService_ForkSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ForkSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).ForkSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_ForkSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).ForkSession(ctx, req.(*ForkSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SessionService_RewindSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RewindSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SessionServiceServer).RewindSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SessionService_RewindSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SessionServiceServer).RewindSession(ctx, req.(*RewindSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SessionService_ServiceDesc is the grpc.ServiceDesc for SessionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -454,6 +532,14 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "EraseUserData",
 			Handler:    _SessionService_EraseUserData_Handler,
+		},
+		{
+			MethodName: "ForkSession",
+			Handler:    _SessionService_ForkSession_Handler,
+		},
+		{
+			MethodName: "RewindSession",
+			Handler:    _SessionService_RewindSession_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

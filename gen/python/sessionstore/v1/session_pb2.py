@@ -27,7 +27,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from sessionstore.v1 import event_pb2 as sessionstore_dot_v1_dot_event__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dsessionstore/v1/session.proto\x12\x0fsessionstore.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\"\xcb\x02\n\x07Session\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08\x61pp_name\x18\x02 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x03 \x01(\tR\x06userId\x12-\n\x05state\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x05state\x12.\n\x06\x65vents\x18\x05 \x03(\x0b\x32\x16.sessionstore.v1.EventR\x06\x65vents\x12\x44\n\x10last_update_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0elastUpdateTime\x12\x1a\n\x08revision\x18\x07 \x01(\x03R\x08revision\x12;\n\x0b\x63reate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTimeB8Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dsessionstore/v1/session.proto\x12\x0fsessionstore.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\"\x89\x03\n\x07Session\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08\x61pp_name\x18\x02 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x03 \x01(\tR\x06userId\x12-\n\x05state\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x05state\x12.\n\x06\x65vents\x18\x05 \x03(\x0b\x32\x16.sessionstore.v1.EventR\x06\x65vents\x12\x44\n\x10last_update_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0elastUpdateTime\x12\x1a\n\x08revision\x18\x07 \x01(\x03R\x08revision\x12;\n\x0b\x63reate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12<\n\x0b\x66orked_from\x18\t \x01(\x0b\x32\x1b.sessionstore.v1.ForkOriginR\nforkedFrom\"=\n\nForkOrigin\x12\x1d\n\nsession_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n\x03seq\x18\x02 \x01(\x03R\x03seqB8Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,5 +36,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1'
   _globals['_SESSION']._serialized_start=143
-  _globals['_SESSION']._serialized_end=474
+  _globals['_SESSION']._serialized_end=536
+  _globals['_FORKORIGIN']._serialized_start=538
+  _globals['_FORKORIGIN']._serialized_end=599
 # @@protoc_insertion_point(module_scope)

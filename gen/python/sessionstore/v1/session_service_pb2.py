@@ -27,10 +27,11 @@ from google.protobuf import empty_pb2 as google_dot_protobuf_dot_empty__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from sessionstore.v1 import event_pb2 as sessionstore_dot_v1_dot_event__pb2
+from sessionstore.v1 import history_pb2 as sessionstore_dot_v1_dot_history__pb2
 from sessionstore.v1 import session_pb2 as sessionstore_dot_v1_dot_session__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%sessionstore/v1/session_service.proto\x12\x0fsessionstore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\x1a\x1dsessionstore/v1/session.proto\"\xac\x01\n\x14\x43reateSessionRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\"\n\nsession_id\x18\x03 \x01(\tH\x00R\tsessionId\x88\x01\x01\x12-\n\x05state\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x05stateB\r\n\x0b_session_id\"K\n\x15\x43reateSessionResponse\x12\x32\n\x07session\x18\x01 \x01(\x0b\x32\x18.sessionstore.v1.SessionR\x07session\"\xf2\x01\n\x11GetSessionRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12/\n\x11num_recent_events\x18\x04 \x01(\x05H\x00R\x0fnumRecentEvents\x88\x01\x01\x12\x43\n\x0f\x61\x66ter_timestamp\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0e\x61\x66terTimestampB\x14\n\x12_num_recent_events\"H\n\x12GetSessionResponse\x12\x32\n\x07session\x18\x01 \x01(\x0b\x32\x18.sessionstore.v1.SessionR\x07session\"\x85\x01\n\x13ListSessionsRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\"t\n\x14ListSessionsResponse\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\x18.sessionstore.v1.SessionR\x08sessions\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"i\n\x14\x44\x65leteSessionRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\"\x17\n\x15\x44\x65leteSessionResponse\"\xdd\x01\n\x12\x41ppendEventRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12,\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x16.sessionstore.v1.EventR\x05\x65vent\x12\x30\n\x11\x65xpected_revision\x18\x05 \x01(\x03H\x00R\x10\x65xpectedRevision\x88\x01\x01\x42\x14\n\x12_expected_revision\"\xdb\x01\n\x13\x41ppendEventResponse\x12,\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x16.sessionstore.v1.EventR\x05\x65vent\x12\x1a\n\x08revision\x18\x02 \x01(\x03R\x08revision\x12\x44\n\x10last_update_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0elastUpdateTime\x12\x16\n\x06stored\x18\x04 \x01(\x08R\x06stored\x12\x1c\n\tduplicate\x18\x05 \x01(\x08R\tduplicate\"\xad\x02\n\x11ListEventsRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12\x1b\n\tpage_size\x18\x04 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x05 \x01(\tR\tpageToken\x12>\n\x05order\x18\x06 \x01(\x0e\x32(.sessionstore.v1.ListEventsRequest.OrderR\x05order\"I\n\x05Order\x12\x15\n\x11ORDER_UNSPECIFIED\x10\x00\x12\x13\n\x0fORDER_ASCENDING\x10\x01\x12\x14\n\x10ORDER_DESCENDING\x10\x02\"l\n\x12ListEventsResponse\x12.\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x16.sessionstore.v1.EventR\x06\x65vents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"I\n\x13GetUserStateRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\"E\n\x14GetUserStateResponse\x12-\n\x05state\x18\x01 \x01(\x0b\x32\x17.google.protobuf.StructR\x05state\"\xa9\x02\n\x13StreamEventsRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12\x1d\n\tafter_seq\x18\x04 \x01(\x03H\x00R\x08\x61\x66terSeq\x12\x18\n\x06\x63ursor\x18\x05 \x01(\tH\x00R\x06\x63ursor\x12\x33\n\x08\x66rom_now\x18\x06 \x01(\x0b\x32\x16.google.protobuf.EmptyH\x00R\x07\x66romNow\x12H\n\x12heartbeat_interval\x18\x07 \x01(\x0b\x32\x19.google.protobuf.DurationR\x11heartbeatIntervalB\x07\n\x05start\"\xcc\x01\n\x14StreamEventsResponse\x12\x36\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1e.sessionstore.v1.StreamedEventH\x00R\x05\x65vent\x12\x38\n\tcaught_up\x18\x02 \x01(\x0b\x32\x19.sessionstore.v1.CaughtUpH\x00R\x08\x63\x61ughtUp\x12:\n\theartbeat\x18\x03 \x01(\x0b\x32\x1a.sessionstore.v1.HeartbeatH\x00R\theartbeatB\x06\n\x04kind\"\xa8\x01\n\rStreamedEvent\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12,\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x16.sessionstore.v1.EventR\x05\x65vent\x12\x16\n\x06\x63ursor\x18\x05 \x01(\tR\x06\x63ursor\"\"\n\x08\x43\x61ughtUp\x12\x16\n\x06\x63ursor\x18\x01 \x01(\tR\x06\x63ursor\"S\n\tHeartbeat\x12\x16\n\x06\x63ursor\x18\x01 \x01(\tR\x06\x63ursor\x12.\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time\"J\n\x14\x45raseUserDataRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\"\x94\x01\n\x15\x45raseUserDataResponse\x12)\n\x10sessions_deleted\x18\x01 \x01(\x03R\x0fsessionsDeleted\x12%\n\x0e\x65vents_deleted\x18\x02 \x01(\x03R\reventsDeleted\x12)\n\x10memories_deleted\x18\x03 \x01(\x03R\x0fmemoriesDeleted2\xd1\x06\n\x0eSessionService\x12^\n\rCreateSession\x12%.sessionstore.v1.CreateSessionRequest\x1a&.sessionstore.v1.CreateSessionResponse\x12U\n\nGetSession\x12\".sessionstore.v1.GetSessionRequest\x1a#.sessionstore.v1.GetSessionResponse\x12[\n\x0cListSessions\x12$.sessionstore.v1.ListSessionsRequest\x1a%.sessionstore.v1.ListSessionsResponse\x12^\n\rDeleteSession\x12%.sessionstore.v1.DeleteSessionRequest\x1a&.sessionstore.v1.DeleteSessionResponse\x12X\n\x0b\x41ppendEvent\x12#.sessionstore.v1.AppendEventRequest\x1a$.sessionstore.v1.AppendEventResponse\x12U\n\nListEvents\x12\".sessionstore.v1.ListEventsRequest\x1a#.sessionstore.v1.ListEventsResponse\x12[\n\x0cGetUserState\x12$.sessionstore.v1.GetUserStateRequest\x1a%.sessionstore.v1.GetUserStateResponse\x12]\n\x0cStreamEvents\x12$.sessionstore.v1.StreamEventsRequest\x1a%.sessionstore.v1.StreamEventsResponse0\x01\x12^\n\rEraseUserData\x12%.sessionstore.v1.EraseUserDataRequest\x1a&.sessionstore.v1.EraseUserDataResponseB8Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%sessionstore/v1/session_service.proto\x12\x0fsessionstore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\x1a\x1dsessionstore/v1/history.proto\x1a\x1dsessionstore/v1/session.proto\"\xac\x01\n\x14\x43reateSessionRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\"\n\nsession_id\x18\x03 \x01(\tH\x00R\tsessionId\x88\x01\x01\x12-\n\x05state\x18\x04 \x01(\x0b\x32\x17.google.protobuf.StructR\x05stateB\r\n\x0b_session_id\"K\n\x15\x43reateSessionResponse\x12\x32\n\x07session\x18\x01 \x01(\x0b\x32\x18.sessionstore.v1.SessionR\x07session\"\xa1\x02\n\x11GetSessionRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12/\n\x11num_recent_events\x18\x04 \x01(\x05H\x00R\x0fnumRecentEvents\x88\x01\x01\x12\x43\n\x0f\x61\x66ter_timestamp\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0e\x61\x66terTimestamp\x12\x1f\n\tas_of_seq\x18\x06 \x01(\x03H\x01R\x07\x61sOfSeq\x88\x01\x01\x42\x14\n\x12_num_recent_eventsB\x0c\n\n_as_of_seq\"H\n\x12GetSessionResponse\x12\x32\n\x07session\x18\x01 \x01(\x0b\x32\x18.sessionstore.v1.SessionR\x07session\"\xa8\x01\n\x13ListSessionsRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1b\n\tpage_size\x18\x03 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x04 \x01(\tR\tpageToken\x12!\n\x0cnewest_first\x18\x05 \x01(\x08R\x0bnewestFirst\"t\n\x14ListSessionsResponse\x12\x34\n\x08sessions\x18\x01 \x03(\x0b\x32\x18.sessionstore.v1.SessionR\x08sessions\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"i\n\x14\x44\x65leteSessionRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\"\x17\n\x15\x44\x65leteSessionResponse\"\xdd\x01\n\x12\x41ppendEventRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12,\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x16.sessionstore.v1.EventR\x05\x65vent\x12\x30\n\x11\x65xpected_revision\x18\x05 \x01(\x03H\x00R\x10\x65xpectedRevision\x88\x01\x01\x42\x14\n\x12_expected_revision\"\xdb\x01\n\x13\x41ppendEventResponse\x12,\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x16.sessionstore.v1.EventR\x05\x65vent\x12\x1a\n\x08revision\x18\x02 \x01(\x03R\x08revision\x12\x44\n\x10last_update_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0elastUpdateTime\x12\x16\n\x06stored\x18\x04 \x01(\x08R\x06stored\x12\x1c\n\tduplicate\x18\x05 \x01(\x08R\tduplicate\"\xad\x02\n\x11ListEventsRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12\x1b\n\tpage_size\x18\x04 \x01(\x05R\x08pageSize\x12\x1d\n\npage_token\x18\x05 \x01(\tR\tpageToken\x12>\n\x05order\x18\x06 \x01(\x0e\x32(.sessionstore.v1.ListEventsRequest.OrderR\x05order\"I\n\x05Order\x12\x15\n\x11ORDER_UNSPECIFIED\x10\x00\x12\x13\n\x0fORDER_ASCENDING\x10\x01\x12\x14\n\x10ORDER_DESCENDING\x10\x02\"l\n\x12ListEventsResponse\x12.\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x16.sessionstore.v1.EventR\x06\x65vents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"I\n\x13GetUserStateRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\"E\n\x14GetUserStateResponse\x12-\n\x05state\x18\x01 \x01(\x0b\x32\x17.google.protobuf.StructR\x05state\"\xa9\x02\n\x13StreamEventsRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12\x1d\n\tafter_seq\x18\x04 \x01(\x03H\x00R\x08\x61\x66terSeq\x12\x18\n\x06\x63ursor\x18\x05 \x01(\tH\x00R\x06\x63ursor\x12\x33\n\x08\x66rom_now\x18\x06 \x01(\x0b\x32\x16.google.protobuf.EmptyH\x00R\x07\x66romNow\x12H\n\x12heartbeat_interval\x18\x07 \x01(\x0b\x32\x19.google.protobuf.DurationR\x11heartbeatIntervalB\x07\n\x05start\"\xcc\x01\n\x14StreamEventsResponse\x12\x36\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1e.sessionstore.v1.StreamedEventH\x00R\x05\x65vent\x12\x38\n\tcaught_up\x18\x02 \x01(\x0b\x32\x19.sessionstore.v1.CaughtUpH\x00R\x08\x63\x61ughtUp\x12:\n\theartbeat\x18\x03 \x01(\x0b\x32\x1a.sessionstore.v1.HeartbeatH\x00R\theartbeatB\x06\n\x04kind\"\xa8\x01\n\rStreamedEvent\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\x12\x1d\n\nsession_id\x18\x03 \x01(\tR\tsessionId\x12,\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x16.sessionstore.v1.EventR\x05\x65vent\x12\x16\n\x06\x63ursor\x18\x05 \x01(\tR\x06\x63ursor\"\"\n\x08\x43\x61ughtUp\x12\x16\n\x06\x63ursor\x18\x01 \x01(\tR\x06\x63ursor\"S\n\tHeartbeat\x12\x16\n\x06\x63ursor\x18\x01 \x01(\tR\x06\x63ursor\x12.\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time\"J\n\x14\x45raseUserDataRequest\x12\x19\n\x08\x61pp_name\x18\x01 \x01(\tR\x07\x61ppName\x12\x17\n\x07user_id\x18\x02 \x01(\tR\x06userId\"\x94\x01\n\x15\x45raseUserDataResponse\x12)\n\x10sessions_deleted\x18\x01 \x01(\x03R\x0fsessionsDeleted\x12%\n\x0e\x65vents_deleted\x18\x02 \x01(\x03R\reventsDeleted\x12)\n\x10memories_deleted\x18\x03 \x01(\x03R\x0fmemoriesDeleted2\x8b\x08\n\x0eSessionService\x12^\n\rCreateSession\x12%.sessionstore.v1.CreateSessionRequest\x1a&.sessionstore.v1.CreateSessionResponse\x12U\n\nGetSession\x12\".sessionstore.v1.GetSessionRequest\x1a#.sessionstore.v1.GetSessionResponse\x12[\n\x0cListSessions\x12$.sessionstore.v1.ListSessionsRequest\x1a%.sessionstore.v1.ListSessionsResponse\x12^\n\rDeleteSession\x12%.sessionstore.v1.DeleteSessionRequest\x1a&.sessionstore.v1.DeleteSessionResponse\x12X\n\x0b\x41ppendEvent\x12#.sessionstore.v1.AppendEventRequest\x1a$.sessionstore.v1.AppendEventResponse\x12U\n\nListEvents\x12\".sessionstore.v1.ListEventsRequest\x1a#.sessionstore.v1.ListEventsResponse\x12[\n\x0cGetUserState\x12$.sessionstore.v1.GetUserStateRequest\x1a%.sessionstore.v1.GetUserStateResponse\x12]\n\x0cStreamEvents\x12$.sessionstore.v1.StreamEventsRequest\x1a%.sessionstore.v1.StreamEventsResponse0\x01\x12^\n\rEraseUserData\x12%.sessionstore.v1.EraseUserDataRequest\x1a&.sessionstore.v1.EraseUserDataResponse\x12X\n\x0b\x46orkSession\x12#.sessionstore.v1.ForkSessionRequest\x1a$.sessionstore.v1.ForkSessionResponse\x12^\n\rRewindSession\x12%.sessionstore.v1.RewindSessionRequest\x1a&.sessionstore.v1.RewindSessionResponseB8Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,50 +39,50 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'sessionstore.v1.session_ser
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z6sessionstore.dev/gen/go/sessionstore/v1;sessionstorev1'
-  _globals['_CREATESESSIONREQUEST']._serialized_start=243
-  _globals['_CREATESESSIONREQUEST']._serialized_end=415
-  _globals['_CREATESESSIONRESPONSE']._serialized_start=417
-  _globals['_CREATESESSIONRESPONSE']._serialized_end=492
-  _globals['_GETSESSIONREQUEST']._serialized_start=495
-  _globals['_GETSESSIONREQUEST']._serialized_end=737
-  _globals['_GETSESSIONRESPONSE']._serialized_start=739
-  _globals['_GETSESSIONRESPONSE']._serialized_end=811
-  _globals['_LISTSESSIONSREQUEST']._serialized_start=814
-  _globals['_LISTSESSIONSREQUEST']._serialized_end=947
-  _globals['_LISTSESSIONSRESPONSE']._serialized_start=949
-  _globals['_LISTSESSIONSRESPONSE']._serialized_end=1065
-  _globals['_DELETESESSIONREQUEST']._serialized_start=1067
-  _globals['_DELETESESSIONREQUEST']._serialized_end=1172
-  _globals['_DELETESESSIONRESPONSE']._serialized_start=1174
-  _globals['_DELETESESSIONRESPONSE']._serialized_end=1197
-  _globals['_APPENDEVENTREQUEST']._serialized_start=1200
-  _globals['_APPENDEVENTREQUEST']._serialized_end=1421
-  _globals['_APPENDEVENTRESPONSE']._serialized_start=1424
-  _globals['_APPENDEVENTRESPONSE']._serialized_end=1643
-  _globals['_LISTEVENTSREQUEST']._serialized_start=1646
-  _globals['_LISTEVENTSREQUEST']._serialized_end=1947
-  _globals['_LISTEVENTSREQUEST_ORDER']._serialized_start=1874
-  _globals['_LISTEVENTSREQUEST_ORDER']._serialized_end=1947
-  _globals['_LISTEVENTSRESPONSE']._serialized_start=1949
-  _globals['_LISTEVENTSRESPONSE']._serialized_end=2057
-  _globals['_GETUSERSTATEREQUEST']._serialized_start=2059
-  _globals['_GETUSERSTATEREQUEST']._serialized_end=2132
-  _globals['_GETUSERSTATERESPONSE']._serialized_start=2134
-  _globals['_GETUSERSTATERESPONSE']._serialized_end=2203
-  _globals['_STREAMEVENTSREQUEST']._serialized_start=2206
-  _globals['_STREAMEVENTSREQUEST']._serialized_end=2503
-  _globals['_STREAMEVENTSRESPONSE']._serialized_start=2506
-  _globals['_STREAMEVENTSRESPONSE']._serialized_end=2710
-  _globals['_STREAMEDEVENT']._serialized_start=2713
-  _globals['_STREAMEDEVENT']._serialized_end=2881
-  _globals['_CAUGHTUP']._serialized_start=2883
-  _globals['_CAUGHTUP']._serialized_end=2917
-  _globals['_HEARTBEAT']._serialized_start=2919
-  _globals['_HEARTBEAT']._serialized_end=3002
-  _globals['_ERASEUSERDATAREQUEST']._serialized_start=3004
-  _globals['_ERASEUSERDATAREQUEST']._serialized_end=3078
-  _globals['_ERASEUSERDATARESPONSE']._serialized_start=3081
-  _globals['_ERASEUSERDATARESPONSE']._serialized_end=3229
-  _globals['_SESSIONSERVICE']._serialized_start=3232
-  _globals['_SESSIONSERVICE']._serialized_end=4081
+  _globals['_CREATESESSIONREQUEST']._serialized_start=274
+  _globals['_CREATESESSIONREQUEST']._serialized_end=446
+  _globals['_CREATESESSIONRESPONSE']._serialized_start=448
+  _globals['_CREATESESSIONRESPONSE']._serialized_end=523
+  _globals['_GETSESSIONREQUEST']._serialized_start=526
+  _globals['_GETSESSIONREQUEST']._serialized_end=815
+  _globals['_GETSESSIONRESPONSE']._serialized_start=817
+  _globals['_GETSESSIONRESPONSE']._serialized_end=889
+  _globals['_LISTSESSIONSREQUEST']._serialized_start=892
+  _globals['_LISTSESSIONSREQUEST']._serialized_end=1060
+  _globals['_LISTSESSIONSRESPONSE']._serialized_start=1062
+  _globals['_LISTSESSIONSRESPONSE']._serialized_end=1178
+  _globals['_DELETESESSIONREQUEST']._serialized_start=1180
+  _globals['_DELETESESSIONREQUEST']._serialized_end=1285
+  _globals['_DELETESESSIONRESPONSE']._serialized_start=1287
+  _globals['_DELETESESSIONRESPONSE']._serialized_end=1310
+  _globals['_APPENDEVENTREQUEST']._serialized_start=1313
+  _globals['_APPENDEVENTREQUEST']._serialized_end=1534
+  _globals['_APPENDEVENTRESPONSE']._serialized_start=1537
+  _globals['_APPENDEVENTRESPONSE']._serialized_end=1756
+  _globals['_LISTEVENTSREQUEST']._serialized_start=1759
+  _globals['_LISTEVENTSREQUEST']._serialized_end=2060
+  _globals['_LISTEVENTSREQUEST_ORDER']._serialized_start=1987
+  _globals['_LISTEVENTSREQUEST_ORDER']._serialized_end=2060
+  _globals['_LISTEVENTSRESPONSE']._serialized_start=2062
+  _globals['_LISTEVENTSRESPONSE']._serialized_end=2170
+  _globals['_GETUSERSTATEREQUEST']._serialized_start=2172
+  _globals['_GETUSERSTATEREQUEST']._serialized_end=2245
+  _globals['_GETUSERSTATERESPONSE']._serialized_start=2247
+  _globals['_GETUSERSTATERESPONSE']._serialized_end=2316
+  _globals['_STREAMEVENTSREQUEST']._serialized_start=2319
+  _globals['_STREAMEVENTSREQUEST']._serialized_end=2616
+  _globals['_STREAMEVENTSRESPONSE']._serialized_start=2619
+  _globals['_STREAMEVENTSRESPONSE']._serialized_end=2823
+  _globals['_STREAMEDEVENT']._serialized_start=2826
+  _globals['_STREAMEDEVENT']._serialized_end=2994
+  _globals['_CAUGHTUP']._serialized_start=2996
+  _globals['_CAUGHTUP']._serialized_end=3030
+  _globals['_HEARTBEAT']._serialized_start=3032
+  _globals['_HEARTBEAT']._serialized_end=3115
+  _globals['_ERASEUSERDATAREQUEST']._serialized_start=3117
+  _globals['_ERASEUSERDATAREQUEST']._serialized_end=3191
+  _globals['_ERASEUSERDATARESPONSE']._serialized_start=3194
+  _globals['_ERASEUSERDATARESPONSE']._serialized_end=3342
+  _globals['_SESSIONSERVICE']._serialized_start=3345
+  _globals['_SESSIONSERVICE']._serialized_end=4380
 # @@protoc_insertion_point(module_scope)

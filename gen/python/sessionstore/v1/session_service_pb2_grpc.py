@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from sessionstore.v1 import history_pb2 as sessionstore_dot_v1_dot_history__pb2
 from sessionstore.v1 import session_service_pb2 as sessionstore_dot_v1_dot_session__service__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -83,6 +84,16 @@ class SessionServiceStub:
                 request_serializer=sessionstore_dot_v1_dot_session__service__pb2.EraseUserDataRequest.SerializeToString,
                 response_deserializer=sessionstore_dot_v1_dot_session__service__pb2.EraseUserDataResponse.FromString,
                 _registered_method=True)
+        self.ForkSession = channel.unary_unary(
+                '/sessionstore.v1.SessionService/ForkSession',
+                request_serializer=sessionstore_dot_v1_dot_history__pb2.ForkSessionRequest.SerializeToString,
+                response_deserializer=sessionstore_dot_v1_dot_history__pb2.ForkSessionResponse.FromString,
+                _registered_method=True)
+        self.RewindSession = channel.unary_unary(
+                '/sessionstore.v1.SessionService/RewindSession',
+                request_serializer=sessionstore_dot_v1_dot_history__pb2.RewindSessionRequest.SerializeToString,
+                response_deserializer=sessionstore_dot_v1_dot_history__pb2.RewindSessionResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -160,6 +171,23 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForkSession(self, request, context):
+        """Copies a session's events 1..N into a new session of the same user,
+        which records where it came from (`Session.forked_from`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RewindSession(self, request, context):
+        """Appends one event that undoes an invocation and everything after it, in
+        the shape of ADK's rewind (`rewind_before_invocation_id`), computed from
+        the whole log including the session's create-time state.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -207,6 +235,16 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.EraseUserData,
                     request_deserializer=sessionstore_dot_v1_dot_session__service__pb2.EraseUserDataRequest.FromString,
                     response_serializer=sessionstore_dot_v1_dot_session__service__pb2.EraseUserDataResponse.SerializeToString,
+            ),
+            'ForkSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForkSession,
+                    request_deserializer=sessionstore_dot_v1_dot_history__pb2.ForkSessionRequest.FromString,
+                    response_serializer=sessionstore_dot_v1_dot_history__pb2.ForkSessionResponse.SerializeToString,
+            ),
+            'RewindSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.RewindSession,
+                    request_deserializer=sessionstore_dot_v1_dot_history__pb2.RewindSessionRequest.FromString,
+                    response_serializer=sessionstore_dot_v1_dot_history__pb2.RewindSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -456,6 +494,60 @@ class SessionService:
             '/sessionstore.v1.SessionService/EraseUserData',
             sessionstore_dot_v1_dot_session__service__pb2.EraseUserDataRequest.SerializeToString,
             sessionstore_dot_v1_dot_session__service__pb2.EraseUserDataResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForkSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessionstore.v1.SessionService/ForkSession',
+            sessionstore_dot_v1_dot_history__pb2.ForkSessionRequest.SerializeToString,
+            sessionstore_dot_v1_dot_history__pb2.ForkSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RewindSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/sessionstore.v1.SessionService/RewindSession',
+            sessionstore_dot_v1_dot_history__pb2.RewindSessionRequest.SerializeToString,
+            sessionstore_dot_v1_dot_history__pb2.RewindSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sessionstore/v1/session.proto.
  */
 export const file_sessionstore_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("Ch1zZXNzaW9uc3RvcmUvdjEvc2Vzc2lvbi5wcm90bxIPc2Vzc2lvbnN0b3JlLnYxIoECCgdTZXNzaW9uEgoKAmlkGAEgASgJEhAKCGFwcF9uYW1lGAIgASgJEg8KB3VzZXJfaWQYAyABKAkSJgoFc3RhdGUYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiYKBmV2ZW50cxgFIAMoCzIWLnNlc3Npb25zdG9yZS52MS5FdmVudBI0ChBsYXN0X3VwZGF0ZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghyZXZpc2lvbhgHIAEoAxIvCgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCOFo2c2Vzc2lvbnN0b3JlLmRldi9nZW4vZ28vc2Vzc2lvbnN0b3JlL3YxO3Nlc3Npb25zdG9yZXYxYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessionstore_v1_event]);
+  fileDesc("Ch1zZXNzaW9uc3RvcmUvdjEvc2Vzc2lvbi5wcm90bxIPc2Vzc2lvbnN0b3JlLnYxIrMCCgdTZXNzaW9uEgoKAmlkGAEgASgJEhAKCGFwcF9uYW1lGAIgASgJEg8KB3VzZXJfaWQYAyABKAkSJgoFc3RhdGUYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiYKBmV2ZW50cxgFIAMoCzIWLnNlc3Npb25zdG9yZS52MS5FdmVudBI0ChBsYXN0X3VwZGF0ZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghyZXZpc2lvbhgHIAEoAxIvCgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoLZm9ya2VkX2Zyb20YCSABKAsyGy5zZXNzaW9uc3RvcmUudjEuRm9ya09yaWdpbiItCgpGb3JrT3JpZ2luEhIKCnNlc3Npb25faWQYASABKAkSCwoDc2VxGAIgASgDQjhaNnNlc3Npb25zdG9yZS5kZXYvZ2VuL2dvL3Nlc3Npb25zdG9yZS92MTtzZXNzaW9uc3RvcmV2MWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_sessionstore_v1_event]);
 
 /**
  * One conversation of one user with one app.
@@ -73,6 +73,13 @@ export type Session = Message<"sessionstore.v1.Session"> & {
    * @generated from field: google.protobuf.Timestamp create_time = 8;
    */
   createTime?: Timestamp | undefined;
+
+  /**
+   * Set on a session made by ForkSession.
+   *
+   * @generated from field: sessionstore.v1.ForkOrigin forked_from = 9;
+   */
+  forkedFrom?: ForkOrigin | undefined;
 };
 
 /**
@@ -81,4 +88,32 @@ export type Session = Message<"sessionstore.v1.Session"> & {
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
   messageDesc(file_sessionstore_v1_session, 0);
+
+/**
+ * Where a forked session came from.
+ *
+ * @generated from message sessionstore.v1.ForkOrigin
+ */
+export type ForkOrigin = Message<"sessionstore.v1.ForkOrigin"> & {
+  /**
+   * The session it was forked from (same app and user).
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * The last event copied: the fork starts as that session was right after it.
+   *
+   * @generated from field: int64 seq = 2;
+   */
+  seq: bigint;
+};
+
+/**
+ * Describes the message sessionstore.v1.ForkOrigin.
+ * Use `create(ForkOriginSchema)` to create a new message.
+ */
+export const ForkOriginSchema: GenMessage<ForkOrigin> = /*@__PURE__*/
+  messageDesc(file_sessionstore_v1_session, 1);
 
