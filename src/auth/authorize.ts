@@ -2,6 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Health } from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
+import { CheckpointService } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
 import { ConsoleService } from "../../gen/ts/sessionstore/v1/console_service_pb.js";
 import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
@@ -26,17 +27,21 @@ const CONSOLE = new Set(["WhoAmI", "ListApps", "FindSessions"]);
 // read-only tokens may search, list and read entries, not add or delete.
 const MEMORY_READS = new Set(["SearchMemory", "ListMemories", "GetMemory"]);
 const MEMORY_WRITES = new Set(["AddSessionToMemory", "AddEventsToMemory", "AddMemories", "DeleteMemory", "DeleteSessionMemories"]);
+// CheckpointService (LangGraph threads): every request names its app and user, like a session's.
+const CHECKPOINT_READS = new Set(["GetCheckpoint", "ListCheckpoints"]);
+const CHECKPOINT_WRITES = new Set(["PutCheckpoint", "PutWrites", "DeleteThread", "CopyThread", "DeleteRuns", "PruneThreads"]);
 
 const RULES: ReadonlyMap<string, { reads: ReadonlySet<string>; writes: ReadonlySet<string> }> = new Map([
   [SessionService.typeName, { reads: READS, writes: WRITES }],
   [MemoryService.typeName, { reads: MEMORY_READS, writes: MEMORY_WRITES }],
+  [CheckpointService.typeName, { reads: CHECKPOINT_READS, writes: CHECKPOINT_WRITES }],
 ]);
 
 // Load balancers and tooling call these without credentials; they reveal
 // neither sessions nor state.
 const PUBLIC_SERVICES = new Set([Health.typeName, ServerReflection.typeName]);
 
-/** The fields of a request that authorization reads; every SessionService and MemoryService request has them. */
+/** The fields of a request that authorization reads; every SessionService, MemoryService and CheckpointService request has them. */
 interface Addressed {
   appName?: string;
   userId?: string;

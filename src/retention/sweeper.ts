@@ -5,6 +5,11 @@ import type { SessionStore } from "../storage/session-store.js";
 
 const BATCH = 500;
 
+/** Another store whose rows expire by the same per-app time-to-live (LangGraph threads). */
+export interface Expiring {
+  sweepExpired(scope: { appName: string } | { except: string[] }, cutoff: bigint, batch: number): Promise<number>;
+}
+
 /**
  * Deletes expired sessions in the background. Reads already treat them as
  * gone; sweeping reclaims their rows and ends their tails. Every replica may
@@ -15,14 +20,16 @@ export class Sweeper {
   readonly #policies: PolicySet;
   readonly #logger: Logger;
   readonly #memories: MemoryStore | undefined;
+  readonly #others: readonly Expiring[];
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
   /** Expired sessions this sweeper has deleted since it was made (for metrics). */
   sessionsSwept = 0;
 
-  constructor(store: SessionStore, policies: PolicySet, logger: Logger, memories?: MemoryStore) {
+  constructor(store: SessionStore, policies: PolicySet, logger: Logger, memories?: MemoryStore, others: readonly Expiring[] = []) {
     this.#store = store;
     this.#memories = memories;
+    this.#others = others;
     this.#policies = policies;
     this.#logger = logger;
   }
@@ -100,7 +107,13 @@ export class Sweeper {
       const deleted = await this.#store.sweepExpired(scope, cutoff, BATCH);
       total += deleted;
       this.sessionsSwept += deleted;
-      if (deleted < BATCH) return total;
+      if (deleted < BATCH) break;
     }
+    for (const other of this.#others) {
+      for (;;) {
+        if ((await other.sweepExpired(scope, cutoff, BATCH)) < BATCH) break;
+      }
+    }
+    return total;
   }
 }

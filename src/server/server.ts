@@ -11,6 +11,7 @@ import {
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { file_grpc_reflection_v1_reflection, ServerReflection } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
+import { CheckpointService, file_sessionstore_v1_checkpoint_service } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
 import { ConsoleService, file_sessionstore_v1_console_service } from "../../gen/ts/sessionstore/v1/console_service_pb.js";
 import { file_sessionstore_v1_event } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { file_sessionstore_v1_memory_service, MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
@@ -29,11 +30,13 @@ import { loadPolicy } from "../policy/app-policy.js";
 import { RedactorSet } from "../redact/redactor.js";
 import { reflectionServiceImpl } from "../reflection/reflection-service.js";
 import { Sweeper } from "../retention/sweeper.js";
+import { checkpointServiceImpl } from "../rpc/checkpoint-service.js";
 import { consoleServiceImpl } from "../rpc/console-service.js";
 import { errorInterceptor } from "../rpc/errors.js";
 import { memoryServiceImpl } from "../rpc/memory-service.js";
 import { reclassifyParseErrors } from "../rpc/parse-errors.js";
 import { sessionServiceImpl } from "../rpc/session-service.js";
+import { CheckpointStore } from "../storage/checkpoint-store.js";
 import { ConsoleQueries } from "../storage/console-queries.js";
 import { type OpenDatabase, openDatabase } from "../storage/database.js";
 import { MemoryStore } from "../storage/memory-store.js";
@@ -76,6 +79,7 @@ const files = [
   file_sessionstore_v1_session_service,
   file_sessionstore_v1_console_service,
   file_sessionstore_v1_memory_service,
+  file_sessionstore_v1_checkpoint_service,
   file_grpc_health_v1_health,
   file_grpc_reflection_v1_reflection,
 ];
@@ -124,9 +128,10 @@ export async function startServer(config: Config, options: StartOptions): Promis
     if (!options.database) await database.close();
     throw err;
   }
-  const sweeper = new Sweeper(store, policies, logger, memories);
+  const checkpoints = new CheckpointStore(database.db, policies);
+  const sweeper = new Sweeper(store, policies, logger, memories, [checkpoints]);
   sweeper.start(config.sweepIntervalMs);
-  const health = new HealthRegistry([SessionService.typeName, MemoryService.typeName]);
+  const health = new HealthRegistry([SessionService.typeName, MemoryService.typeName, CheckpointService.typeName]);
   // Health follows the database without querying it per check (see
   // storage/database-health.ts).
   const followDatabase = (reachable: boolean) => health.setAll(reachable ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
@@ -139,6 +144,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const serviceNames = [
     SessionService.typeName,
     MemoryService.typeName,
+    CheckpointService.typeName,
     ConsoleService.typeName,
     Health.typeName,
     ServerReflection.typeName,
@@ -162,6 +168,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       }),
     ),
     serviceRoute(MemoryService, memoryServiceImpl({ memories, sessions: store, redactors })),
+    serviceRoute(CheckpointService, checkpointServiceImpl(checkpoints)),
     serviceRoute(ConsoleService, consoleServiceImpl(new ConsoleQueries(database.db, store))),
     serviceRoute(Health, healthServiceImpl(health)),
     serviceRoute(ServerReflection, reflectionServiceImpl(files, serviceNames)),

@@ -407,8 +407,8 @@ export class SessionStore {
   }
 
   /**
-   * Erasure: every session (with its events) and the user state of one user
-   * in one app, in one transaction.
+   * Erasure: every session (with its events), the user state and the
+   * LangGraph threads of one user in one app, in one transaction.
    */
   async eraseUser(appName: string, userId: string): Promise<{ sessions: number; events: bigint }> {
     const deleted = await this.db.transaction().execute(async (trx) => {
@@ -416,6 +416,8 @@ export class SessionStore {
         WITH d AS (DELETE FROM sessions WHERE app_name = ${appName} AND user_id = ${userId} RETURNING pk, revision)
         SELECT pk, revision, pg_notify(${DELETED_CHANNEL}, pk::text)::text AS notified FROM d`.execute(trx);
       await trx.deleteFrom("user_states").where("app_name", "=", appName).where("user_id", "=", userId).execute();
+      // The user's LangGraph threads (checkpoints, values, writes) go with them.
+      await sql`DELETE FROM checkpoint_threads WHERE app_name = ${appName} AND user_id = ${userId}`.execute(trx);
       return rows;
     });
     for (const row of deleted) this.#observer.deleted(row.pk);

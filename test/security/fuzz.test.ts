@@ -4,6 +4,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/ts/grpc/health/v1/health_pb.js";
+import { CheckpointService } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
 import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { describeContract } from "../support/contract.js";
@@ -155,7 +156,8 @@ describeContract(
       console.log(`hostile input: ${tried} cases tried`);
     });
 
-    for (const [service, method] of [SessionService, MemoryService].flatMap((svc) => svc.methods.map((m) => [svc, m] as const))) {
+    const services = [SessionService, MemoryService, CheckpointService];
+    for (const [service, method] of services.flatMap((svc) => svc.methods.map((m) => [svc, m] as const))) {
       it(`${method.name}: random and malformed typed requests get a proper status and write nothing when refused`, async () => {
         // Node's HTTP/2 client kills its own session past 10 MiB of buffered
         // data (ENHANCE_YOUR_CALM), and these requests can be larger.

@@ -14,6 +14,7 @@ import {
   type ServerReflectionRequest,
   type ServerReflectionResponse,
 } from "../../gen/ts/grpc/reflection/v1/reflection_pb.js";
+import { CheckpointService } from "../../gen/ts/sessionstore/v1/checkpoint_service_pb.js";
 import { ConsoleService } from "../../gen/ts/sessionstore/v1/console_service_pb.js";
 import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js";
 import { file_sessionstore_v1_session_service, SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
@@ -37,7 +38,12 @@ describeContract("grpc.health.v1", (t, backend) => {
 
   it("lists every status", async () => {
     const { statuses } = await health.list({});
-    expect(Object.keys(statuses).sort()).toEqual(["", "sessionstore.v1.MemoryService", "sessionstore.v1.SessionService"]);
+    expect(Object.keys(statuses).sort()).toEqual([
+      "",
+      "sessionstore.v1.CheckpointService",
+      "sessionstore.v1.MemoryService",
+      "sessionstore.v1.SessionService",
+    ]);
     for (const res of Object.values(statuses)) expect(res.status).toBe(Status.SERVING);
   });
 
@@ -131,6 +137,7 @@ describeContract("grpc.reflection.v1", (t) => {
     expect(names.sort()).toEqual([
       "grpc.health.v1.Health",
       "grpc.reflection.v1.ServerReflection",
+      "sessionstore.v1.CheckpointService",
       "sessionstore.v1.ConsoleService",
       "sessionstore.v1.MemoryService",
       "sessionstore.v1.SessionService",
@@ -226,6 +233,7 @@ describeContract("grpc.reflection.v1", (t) => {
           .map((m) => `sessionstore.v1.SessionService/${m.name}`)
           .concat(ConsoleService.methods.map((m) => `sessionstore.v1.ConsoleService/${m.name}`))
           .concat(MemoryService.methods.map((m) => `sessionstore.v1.MemoryService/${m.name}`))
+          .concat(CheckpointService.methods.map((m) => `sessionstore.v1.CheckpointService/${m.name}`))
           .concat([
             "grpc.health.v1.Health/Check",
             "grpc.health.v1.Health/List",

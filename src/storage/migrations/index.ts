@@ -5,6 +5,7 @@ import * as m0003 from "./0003_retention.js";
 import * as m0004 from "./0004_append_function.js";
 import * as m0005 from "./0005_initial_state.js";
 import * as m0006 from "./0006_memory.js";
+import * as m0007 from "./0007_checkpoints.js";
 import * as m0008 from "./0008_forks.js";
 
 // Numbered and append-only: a released migration is never edited, a change
@@ -16,5 +17,6 @@ export const migrations: Record<string, Migration> = {
   "0004_append_function": m0004,
   "0005_initial_state": m0005,
   "0006_memory": m0006,
+  "0007_checkpoints": m0007,
   "0008_forks": m0008,
 };
