@@ -183,7 +183,8 @@ async def main() -> None:
     parser.add_argument("--services", default="inmemory,sqlite", help="comma-separated: inmemory, sqlite")
     args = parser.parse_args()
     args.users = 20 if args.smoke else 1000
-    args.sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([2_000] if args.smoke else [10_000, 100_000, 1_000_000])
+    default_sizes = [2_000] if args.smoke else [10_000, 100_000, 1_000_000]
+    args.sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else default_sizes
     args.searches = 20 if args.smoke else 500
     args.budget = 10.0 if args.smoke else 60.0
     results: dict = {
@@ -219,7 +220,8 @@ async def main() -> None:
     print("| workload | service | searches | p50 ms | p95 ms |\n| --- | --- | --- | --- | --- |")
     for key in ("InMemoryMemoryService", "SqliteMemoryService"):
         for r in results.get(key, []):
-            print(f"| search_memory, {r['entries']:,} entries, {args.users} users | {key} | {r['searches']} | {r['p50Ms']} | {r['p95Ms']} |")
+            workload = f"search_memory, {r['entries']:,} entries, {args.users} users"
+            print(f"| {workload} | {key} | {r['searches']} | {r['p50Ms']} | {r['p95Ms']} |")
     print(f"load average {results['loadAverageStart']} at the start, {results['loadAverageEnd']} at the end")
 
 
