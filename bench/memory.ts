@@ -35,6 +35,10 @@ const INGEST_SESSIONS = smoke ? 5 : 200;
 const log = (msg: string) => process.stderr.write(`[memory bench] ${msg}\n`);
 
 // A vocabulary for generated entries: a few very common words and many rare ones.
+// clients/python/bench/memory_adk_bench.py mirrors this generator (vocabulary,
+// entry texts, users, ids, timestamps, questions) for ADK's memory services:
+// change both together. The products are bigint: g * 104729 leaves int4 at
+// g = 20,506.
 const COMMON = ["i", "my", "the", "is", "a", "to", "and", "of", "it", "that"];
 const RARE = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}`);
 
@@ -51,8 +55,8 @@ async function load(url: string, from: number, total: number): Promise<void> {
            b, to_tsvector('simple', b)
          FROM generate_series($2::int, $3::int) g,
            LATERAL (SELECT $4::text[] AS common, $5::text[] AS rare) v,
-           LATERAL (SELECT concat_ws(' ', common[1 + g % 10], common[1 + (g / 7) % 10], rare[1 + (g * 7919) % 5000],
-             common[1 + (g / 3) % 10], rare[1 + (g * 104729) % 5000], 'fact', g::text) AS b) t`,
+           LATERAL (SELECT concat_ws(' ', common[1 + g % 10], common[1 + (g / 7) % 10], rare[1 + (g::bigint * 7919) % 5000],
+             common[1 + (g / 3) % 10], rare[1 + (g::bigint * 104729) % 5000], 'fact', g::text) AS b) t`,
         [USERS, start, end - 1, COMMON, RARE],
       ),
     );
