@@ -105,3 +105,16 @@ async def test_every_memory_call_is_retried(retries: _Retries):
         "DeleteMemory",
         "DeleteSessionMemories",
     ]
+
+
+async def test_takes_the_url_the_server_logs_as_its_target(server: str, app_name: str):
+    # The same target forms as SessionStoreClient: the http:// URL is plaintext.
+    async with MemoryClient(f"http://{server}") as client:
+        await client.add_memories(app_name=app_name, user_id="u1", memories=[_entry("via the url")])
+        stored = (await client.list_memories(app_name=app_name, user_id="u1")).memories
+    assert len(stored) == 1
+
+
+def test_a_remote_host_port_target_uses_tls():
+    client = MemoryClient("sessionstore.internal:443")
+    assert client._credentials is not None

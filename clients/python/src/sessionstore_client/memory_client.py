@@ -14,6 +14,8 @@ from google.protobuf.message import Message
 
 from sessionstore.v1 import memory_service_pb2 as pb
 from sessionstore.v1.memory_service_pb2_grpc import MemoryServiceStub
+from sessionstore_client._target import resolve_target
+from sessionstore_client.client import DEFAULT_MAX_MESSAGE_BYTES
 from sessionstore_client.retry import RETRIED_METHODS, RetryPolicy
 
 _Request = TypeVar("_Request", bound=Message)
@@ -45,16 +47,20 @@ class MemoryClient:
         options: Sequence[tuple[str, Any]] = (),
         metadata: Sequence[tuple[str, str]] = (),
         retry: RetryPolicy | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.target = target
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
-        self._credentials = credentials
+        # The same target forms, TLS choice and message limits as SessionStoreClient.
+        self._grpc_target, self._credentials = resolve_target(target, credentials)
         # The channel reconnects no slower than calls retry; the caller's own
         # options win.
         defaults: dict[str, Any] = {
             "grpc.initial_reconnect_backoff_ms": int(self.retry.initial_backoff * 1000),
             "grpc.max_reconnect_backoff_ms": int(self.retry.max_backoff * 1000),
+            "grpc.max_receive_message_length": max_message_bytes,
+            "grpc.max_send_message_length": max_message_bytes,
         }
         self._options = list({**defaults, **dict(options)}.items())
         self._metadata = tuple(metadata)
@@ -69,9 +75,9 @@ class MemoryClient:
         loop = asyncio.get_running_loop()
         if loop not in self._stubs:
             if self._credentials is None:
-                channel = grpc.aio.insecure_channel(self.target, options=self._options)
+                channel = grpc.aio.insecure_channel(self._grpc_target, options=self._options)
             else:
-                channel = grpc.aio.secure_channel(self.target, self._credentials, options=self._options)
+                channel = grpc.aio.secure_channel(self._grpc_target, self._credentials, options=self._options)
             self._stubs[loop] = (channel, MemoryServiceStub(channel))
         return self._stubs[loop][1]
 
