@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
-import weakref
-from collections.abc import Sequence
-from typing import Any, TypeVar
-
-import grpc
-from google.protobuf.message import Message
+from typing import Any
 
 from sessionstore.v1 import memory_service_pb2 as pb
 from sessionstore.v1.memory_service_pb2_grpc import MemoryServiceStub
-from sessionstore_client._target import resolve_target
-from sessionstore_client.client import DEFAULT_MAX_MESSAGE_BYTES
-from sessionstore_client.retry import RETRIED_METHODS, RetryPolicy
+from sessionstore_client._grpc_client import DEFAULT, GrpcClient, request_of
 
-_Request = TypeVar("_Request", bound=Message)
-_DEFAULT: Any = object()
-
-logger = logging.getLogger(__name__)
+_DEFAULT = DEFAULT
+_request = request_of
 
 
-class MemoryClient:
+class MemoryClient(GrpcClient[MemoryServiceStub]):
     """Calls MemoryService over gRPC (grpc.aio), with the options of SessionStoreClient.
 
     Each method takes a request message or its fields as keyword arguments and
@@ -38,59 +28,8 @@ class MemoryClient:
             found = await memory.search_memory(app_name="support", user_id="u_42", query="shipping address")
     """
 
-    def __init__(
-        self,
-        target: str,
-        *,
-        timeout: float | None = 30.0,
-        credentials: grpc.ChannelCredentials | None = None,
-        options: Sequence[tuple[str, Any]] = (),
-        metadata: Sequence[tuple[str, str]] = (),
-        retry: RetryPolicy | None = None,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    ) -> None:
-        self.target = target
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        # The same target forms, TLS choice and message limits as SessionStoreClient.
-        self._grpc_target, self._credentials = resolve_target(target, credentials)
-        # The channel reconnects no slower than calls retry; the caller's own
-        # options win.
-        defaults: dict[str, Any] = {
-            "grpc.initial_reconnect_backoff_ms": int(self.retry.initial_backoff * 1000),
-            "grpc.max_reconnect_backoff_ms": int(self.retry.max_backoff * 1000),
-            "grpc.max_receive_message_length": max_message_bytes,
-            "grpc.max_send_message_length": max_message_bytes,
-        }
-        self._options = list({**defaults, **dict(options)}.items())
-        self._metadata = tuple(metadata)
-        # One channel per event loop, as in SessionStoreClient: a grpc.aio
-        # channel belongs to the loop it was made on.
-        self._stubs: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[grpc.aio.Channel, MemoryServiceStub]
-        ] = weakref.WeakKeyDictionary()
-
-    @property
-    def stub(self) -> MemoryServiceStub:
-        loop = asyncio.get_running_loop()
-        if loop not in self._stubs:
-            if self._credentials is None:
-                channel = grpc.aio.insecure_channel(self._grpc_target, options=self._options)
-            else:
-                channel = grpc.aio.secure_channel(self._grpc_target, self._credentials, options=self._options)
-            self._stubs[loop] = (channel, MemoryServiceStub(channel))
-        return self._stubs[loop][1]
-
-    async def close(self) -> None:
-        entry = self._stubs.pop(asyncio.get_running_loop(), None)
-        if entry is not None:
-            await entry[0].close()
-
-    async def __aenter__(self) -> MemoryClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+    _stub_class = MemoryServiceStub
+    _logger = logging.getLogger(__name__)
 
     async def add_session_to_memory(
         self, request: pb.AddSessionToMemoryRequest | None = None, *, timeout: float | None = _DEFAULT, **fields: Any
@@ -143,39 +82,3 @@ class MemoryClient:
         return await self._unary(
             "DeleteSessionMemories", _request(pb.DeleteSessionMemoriesRequest, request, fields), timeout
         )
-
-    async def _unary(self, method: str, request: Message, timeout: float | None) -> Any:
-        call = getattr(self.stub, method)
-        if timeout is _DEFAULT:
-            timeout = self.timeout
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
-        max_attempts = self.retry.max_attempts if method in RETRIED_METHODS else 1
-        attempt = 1
-        while True:
-            left = None if deadline is None else max(deadline - loop.time(), 0.0)
-            try:
-                return await call(request, timeout=left, metadata=self._metadata)
-            except grpc.aio.AioRpcError as e:
-                if attempt >= max_attempts or e.code() not in self.retry.retryable_codes:
-                    raise
-                wait = self.retry.backoff(attempt)
-                if deadline is not None and loop.time() + wait >= deadline:
-                    raise
-                logger.info(
-                    "sessionstore: %s failed with %s (try %d of %d); retrying in %.3f s",
-                    method,
-                    e.code().name,
-                    attempt,
-                    max_attempts,
-                    wait,
-                    extra={"sessionstore_method": method, "sessionstore_attempt": attempt},
-                )
-                await asyncio.sleep(wait)
-                attempt += 1
-
-
-def _request(cls: type[_Request], request: _Request | None, fields: dict[str, Any]) -> _Request:
-    if request is not None and fields:
-        raise TypeError("pass either a request message or its fields, not both")
-    return request if request is not None else cls(**fields)
