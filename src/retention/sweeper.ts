@@ -2,12 +2,13 @@ import type { Logger } from "../log/logger.js";
 import { expiryCutoff, type PolicySet } from "../policy/app-policy.js";
 import type { MemoryStore } from "../storage/memory-store.js";
 import type { SessionStore } from "../storage/session-store.js";
+import type { SweepScope } from "../storage/sweep-scope.js";
 
 const BATCH = 500;
 
 /** Another store whose rows expire by the same per-app time-to-live (LangGraph threads). */
 export interface Expiring {
-  sweepExpired(scope: { appName: string } | { except: string[] }, cutoff: bigint, batch: number): Promise<number>;
+  sweepExpired(scope: SweepScope, cutoff: bigint, batch: number): Promise<number>;
 }
 
 /**
@@ -81,7 +82,7 @@ export class Sweeper {
 
   /** Memories past their own expiry, then past their app's memory retention. */
   async #sweepMemories(memories: MemoryStore): Promise<void> {
-    const drain = async (scope: { appName: string } | { except: string[] } | undefined, ttlSeconds?: number) => {
+    const drain = async (scope: SweepScope | undefined, ttlSeconds?: number) => {
       const cutoff = ttlSeconds === undefined ? undefined : BigInt(Date.now()) * 1_000_000n - BigInt(ttlSeconds) * 1_000_000_000n;
       let total = 0;
       for (;;) {
@@ -100,7 +101,7 @@ export class Sweeper {
     if (total > 0) this.#logger.info("expired memories deleted", { memories: total });
   }
 
-  async #drain(scope: { appName: string } | { except: string[] }, ttlSeconds: number): Promise<number> {
+  async #drain(scope: SweepScope, ttlSeconds: number): Promise<number> {
     const cutoff = expiryCutoff(ttlSeconds) as bigint;
     let total = 0;
     for (;;) {

@@ -3,6 +3,7 @@ import { Invalid, Unsupported } from "../domain/outcomes.js";
 import { nowNs } from "../domain/time.js";
 import { PolicySet } from "../policy/app-policy.js";
 import type { Database } from "./schema.js";
+import { type SweepScope, sweepScopeFilter } from "./sweep-scope.js";
 
 // LangGraph checkpoints (see migrations/0007_checkpoints.ts). Every query is
 // scoped by the thread row's (app_name, user_id): a thread of another user
@@ -468,13 +469,8 @@ export class CheckpointStore {
    * Deletes up to `batch` threads of an app (or of every app but `except`)
    * last written before `cutoff`; SKIP LOCKED lets replicas sweep together.
    */
-  async sweepExpired(scope: { appName: string } | { except: string[] }, cutoff: bigint, batch: number): Promise<number> {
-    const where =
-      "appName" in scope
-        ? sql`app_name = ${scope.appName}`
-        : scope.except.length === 0
-          ? sql`true`
-          : sql`app_name NOT IN (${sql.join(scope.except)})`;
+  async sweepExpired(scope: SweepScope, cutoff: bigint, batch: number): Promise<number> {
+    const where = sweepScopeFilter(scope);
     const result = await sql`
       DELETE FROM checkpoint_threads WHERE pk IN (
         SELECT pk FROM checkpoint_threads WHERE ${where} AND update_time_ns < ${cutoff}

@@ -8,6 +8,7 @@ import { type SearchQuery, searchQuery } from "./memory-search.js";
 import { filterSql, liveScope, MEMORY_COLUMNS, type MemoryFilterQuery, type MemoryRow, type MemoryScope } from "./memory-sql.js";
 import { queryLexemes, weighTerms } from "./memory-terms.js";
 import type { Database } from "./schema.js";
+import { type SweepScope, sweepScopeFilter } from "./sweep-scope.js";
 
 export type { SearchQuery } from "./memory-search.js";
 export type { MemoryFilterQuery, MemoryScope } from "./memory-sql.js";
@@ -280,21 +281,12 @@ export class MemoryStore {
    * Deletes up to `batch` expired entries: past their own expiry, or (with
    * `cutoff`) stored before it, in one app or every app but `except`.
    */
-  async sweepExpired(
-    scope: { appName: string } | { except: string[] } | undefined,
-    cutoff: bigint | undefined,
-    batch: number,
-  ): Promise<number> {
+  async sweepExpired(scope: SweepScope | undefined, cutoff: bigint | undefined, batch: number): Promise<number> {
     let where: RawBuilder<unknown>;
     if (scope === undefined || cutoff === undefined) {
       where = sql`expire_time_ns < ${nowNs()}`;
     } else {
-      const apps =
-        "appName" in scope
-          ? sql`app_name = ${scope.appName}`
-          : scope.except.length === 0
-            ? sql`true`
-            : sql`app_name NOT IN (${sql.join(scope.except)})`;
+      const apps = sweepScopeFilter(scope);
       where = sql`${apps} AND create_time_ns < ${cutoff}`;
     }
     const result = await sql`

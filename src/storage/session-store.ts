@@ -13,6 +13,7 @@ import { type ForkInput, forkSession, planRewind } from "./history.js";
 import { isConnectionLoss, isConnectRefused, sqlState } from "./pg-errors.js";
 import type { Database } from "./schema.js";
 import { NO_OBSERVER, type StoreObserver } from "./store-observer.js";
+import { type SweepScope, sweepScopeFilter } from "./sweep-scope.js";
 
 export interface SessionKey {
   appName: string;
@@ -429,13 +430,8 @@ export class SessionStore {
    * last updated before `cutoff`. SKIP LOCKED lets replicas sweep at the same
    * time without waiting on each other or on live appends.
    */
-  async sweepExpired(scope: { appName: string } | { except: string[] }, cutoff: bigint, batch: number): Promise<number> {
-    const where =
-      "appName" in scope
-        ? sql`app_name = ${scope.appName}`
-        : scope.except.length === 0
-          ? sql`true`
-          : sql`app_name NOT IN (${sql.join(scope.except)})`;
+  async sweepExpired(scope: SweepScope, cutoff: bigint, batch: number): Promise<number> {
+    const where = sweepScopeFilter(scope);
     const { rows } = await sql<{ pk: bigint }>`
       WITH expired AS (
         SELECT pk FROM sessions WHERE ${where} AND update_time_ns < ${cutoff}
