@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { belowWatermark, type LogPosition, ORIGIN } from "./log-position.js";
+import { type LogPosition, ORIGIN } from "./log-position.js";
 import type { Database } from "./schema.js";
 
 /** A stored event as tails read it. */
@@ -90,8 +90,9 @@ export class EventLog {
         body: r.body as Uint8Array,
       });
     }
-    const last = events[events.length - 1];
-    const reached = events.length < limit || !last ? belowWatermark(BigInt(first.xmin)) : last.position;
+    // Where the read got to is the last row it returned, never the
+    // watermark itself: see lastBelowWatermark.
+    const reached = events[events.length - 1]?.position ?? after;
     return { events, reached, pending: first.pending };
   }
 
@@ -116,10 +117,25 @@ export class EventLog {
     return row ? { tx: BigInt(row.tx_text), pos: row.pos } : ORIGIN;
   }
 
-  /** The watermark now: where the shared feed starts reading when its first tail arrives. */
+  /**
+   * Where the shared feed starts reading when its first tail arrives: the
+   * newest row below the watermark now.
+   *
+   * A position is always a stored row's, never one derived from the
+   * watermark (xmin - 1): transaction ids that left nothing durable (a
+   * NOTIFY's own transaction commits without flushing) can be handed out
+   * again after a crash of the database, so a position past them would skip
+   * the rows of the new transactions that reuse them. A stored row's tx was
+   * flushed with its commit, and no later transaction reuses it.
+   */
   async now(): Promise<LogPosition> {
-    const { rows } = await sql<{ xmin: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`.execute(this.db);
-    return belowWatermark(BigInt(rows[0]?.xmin ?? "1"));
+    const { rows } = await sql<{ tx: string; pos: bigint }>`
+      SELECT tx::text AS tx, pos FROM events
+      WHERE tx < pg_snapshot_xmin(pg_current_snapshot())
+      ORDER BY tx DESC, pos DESC
+      LIMIT 1`.execute(this.db);
+    const row = rows[0];
+    return row ? { tx: BigInt(row.tx), pos: row.pos } : ORIGIN;
   }
 }
 

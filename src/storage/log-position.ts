@@ -4,7 +4,8 @@
 // the row's global position. Only rows whose tx is below the oldest running
 // transaction (the snapshot's xmin, "the watermark") are read, because any
 // row above it may still be joined by one that commits late with a smaller
-// tx. Within one session the order is simply seq.
+// tx. A position is always a stored row's (see EventLog.now). Within one
+// session the order is simply seq.
 
 export interface LogPosition {
   tx: bigint;
@@ -12,13 +13,6 @@ export interface LogPosition {
 }
 
 export const ORIGIN: LogPosition = { tx: 0n, pos: 0n };
-
-const MAX_INT8 = 9223372036854775807n;
-
-/** The position just past every row of a transaction below `xmin`. */
-export function belowWatermark(xmin: bigint): LogPosition {
-  return { tx: xmin - 1n, pos: MAX_INT8 };
-}
 
 export function compare(a: LogPosition, b: LogPosition): number {
   if (a.tx !== b.tx) return a.tx < b.tx ? -1 : 1;

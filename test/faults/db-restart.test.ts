@@ -1,10 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../gen/ts/grpc/health/v1/health_pb.js";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { createCluster, findPgBinDir, type PgCluster } from "../support/pg-cluster.js";
+import { type ServerProcess, startServerProcess } from "../support/server-process.js";
+import { pause, waitFor } from "../support/wait.js";
 
 // The database restarts and loses connections under load, and the server
 // rides it out: it stays up, answers OK or UNAVAILABLE and nothing else,
@@ -26,44 +27,27 @@ const CALL_TIMEOUT_MS = 30_000;
 
 describe.skipIf(!binDir && !required)("the server across database restarts and terminated connections", () => {
   let cluster: PgCluster;
-  let server: ChildProcess;
-  let serverLog = "";
-  let url = "";
+  let server: ServerProcess;
 
   beforeAll(async () => {
     if (!binDir) throw new Error("SESSIONSTORE_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries (initdb, pg_ctl) are installed");
     cluster = await createCluster(binDir);
     await cluster.start();
-    server = spawn("node_modules/.bin/tsx", ["src/main.ts"], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        DATABASE_URL: cluster.url,
-        SESSIONSTORE_HOST: "127.0.0.1",
-        SESSIONSTORE_PORT: "0",
-        SESSIONSTORE_LOG_LEVEL: "info",
-        SESSIONSTORE_POOL_SIZE: "10",
-        SESSIONSTORE_FEED_POLL_MS: "200",
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-      detached: true,
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      server.stderr?.on("data", (chunk: Buffer) => {
-        serverLog += chunk.toString();
-        const listening = /"msg":"sessionstore listening","url":"([^"]+)"/.exec(serverLog);
-        if (listening?.[1]) resolve(listening[1]);
-      });
-      server.once("exit", (code) => reject(new Error(`server exited (${code}) at start:\n${serverLog}`)));
+    server = await startServerProcess({
+      DATABASE_URL: cluster.url,
+      SESSIONSTORE_LOG_LEVEL: "info",
+      SESSIONSTORE_POOL_SIZE: "10",
+      SESSIONSTORE_FEED_POLL_MS: "200",
     });
   });
 
   afterAll(async () => {
-    if (server?.pid && server.exitCode === null) process.kill(-server.pid, "SIGKILL");
+    server?.kill();
     await cluster?.destroy();
   });
 
   it("stays up, answers OK or UNAVAILABLE, loses and duplicates nothing, and recovers within seconds", { timeout: 300_000 }, async () => {
-    const transport = createGrpcTransport({ baseUrl: url });
+    const transport = createGrpcTransport({ baseUrl: server.url });
     const client = createClient(SessionService, transport);
     const health = createClient(Health, transport);
     const sessions = Array.from({ length: SESSIONS }, (_, i) => `s${i}`);
@@ -146,9 +130,7 @@ describe.skipIf(!binDir && !required)("the server across database restarts and t
     });
 
     const serving = async () => (await health.check({ service: "" }, { timeoutMs: 2000 })).status;
-    const alive = () => {
-      if (server.exitCode !== null || server.signalCode !== null) throw new Error(`the server died:\n${serverLog.slice(-4000)}`);
-    };
+    const alive = () => server.assertAlive();
     /** A fresh append is acknowledged within RECOVERY_MS of the database's return (`back`). */
     const appendsWorkAgain = async (label: string, back: number) => {
       await appendUntilAcknowledged(sessions[0] as string, `probe-${label}`, back + RECOVERY_MS);
@@ -212,7 +194,9 @@ describe.skipIf(!binDir && !required)("the server across database restarts and t
     // Tails, resumed from their cursors, saw exactly what is stored, in order.
     for (const tail of tails) {
       const expected = tail.sessionId === undefined ? all.length : (stored.get(tail.sessionId) ?? []).length;
-      await waitFor(`tail ${tail.sessionId ?? "app"} catches up`, () => tail.events.length >= expected, 60_000);
+      await waitFor(`tail ${tail.sessionId ?? "app"} catches up`, () => tail.events.length >= expected, 60_000).catch((err: Error) => {
+        throw new Error(`${err.message} (${tail.events.length} of ${expected} events, ${tail.resumes} resumes)`);
+      });
     }
     stopTails.abort();
     await Promise.all(tails.map((t) => t.done));
@@ -234,27 +218,3 @@ describe.skipIf(!binDir && !required)("the server across database restarts and t
     alive();
   });
 });
-
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/**
- * Resolves once `condition` holds; fails after `ms` (a condition with a
- * deadline, not a sleep), or at once when `guard` throws.
- */
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>, ms: number, guard = () => {}): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    guard();
-    let met = false;
-    try {
-      met = await condition();
-    } catch {
-      met = false;
-    }
-    if (met) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await pause(25);
-  }
-}

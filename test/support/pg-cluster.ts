@@ -42,7 +42,8 @@ export interface PgCluster {
 
 const USER = "sessionstore";
 
-export async function createCluster(binDir: string): Promise<PgCluster> {
+/** `settings`: extra server settings (`-c name=value`). */
+export async function createCluster(binDir: string, settings: Record<string, string> = {}): Promise<PgCluster> {
   const owner = clusterOwner();
   // As root, in /tmp: the cluster's user may not reach a TMPDIR under root's home.
   const root = mkdtempSync(join(owner ? "/tmp" : tmpdir(), "sessionstore-pgcluster-"));
@@ -65,7 +66,10 @@ export async function createCluster(binDir: string): Promise<PgCluster> {
   await run("initdb", ["-D", data, "-U", USER, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
   // fsync off: the cluster is thrown away, and an immediate stop is a crash
   // of the server processes, not of the OS, so nothing committed is lost.
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
+  const extra = Object.entries(settings)
+    .map(([name, value]) => ` -c ${name}=${value}`)
+    .join("");
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100${extra}`;
   let running = false;
   const cluster: PgCluster = {
     url: `postgres://${USER}@127.0.0.1:${port}/postgres`,
