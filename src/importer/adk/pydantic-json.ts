@@ -19,7 +19,7 @@ export function toJsonForm(value: PyValue, path = "actions"): Json {
     }
     return Number(value);
   }
-  if (value instanceof Uint8Array) return Buffer.from(value).toString("base64url") + "=".repeat((4 - (value.length % 4)) % 4);
+  if (value instanceof Uint8Array) return Buffer.from(value).toString("base64url") + "=".repeat((3 - (value.length % 3)) % 3);
   if (Array.isArray(value)) return value.map((v, i) => toJsonForm(v, `${path}[${i}]`));
   if (value instanceof PyTuple || value instanceof PySet) return value.items.map((v, i) => toJsonForm(v, `${path}[${i}]`));
   if (value instanceof Map) return dictForm(value, path, false);
@@ -40,9 +40,15 @@ function dictForm(map: Map<PyValue, PyValue>, path: string, dropNone: boolean): 
   return out;
 }
 
+// The packages whose models and enums ADK's EventActions hold (google-adk,
+// google-genai, and fastapi's OpenAPI models inside auth configs). An instance
+// of any other class is refused rather than guessed at.
+const MODEL_MODULES = /^(google|fastapi|pydantic)(\.|$)/;
+
 function objectForm(obj: PyObject, path: string): Json {
   const name = obj.cls.qualified;
   if (name === "datetime.datetime" && obj.args[0] instanceof Uint8Array) return isoDatetime(obj.args[0]);
+  if (!MODEL_MODULES.test(obj.cls.module)) throw new PickleError(`${path}: cannot read an instance of ${name}`);
   const state = obj.state;
   if (state === undefined) {
     // An enum member pickles as `Class(value)`.

@@ -34,7 +34,7 @@ function checkStruct(value: JsonValue, path: string): void {
       throw new RangeError(`${path}: integer ${value} is outside +-2**53, which a protobuf Struct cannot hold exactly`);
     }
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => checkStruct(v, `${path}[${i}]`));
+    for (const [i, v] of value.entries()) checkStruct(v, `${path}[${i}]`);
   } else if (isObject(value)) {
     for (const [k, v] of Object.entries(value)) checkStruct(v, `${path}.${k}`);
   }
