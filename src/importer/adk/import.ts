@@ -204,7 +204,7 @@ async function importSession(
   // and a replay (`as_of_seq`) starts where ADK's session started.
   let resumeAfter: string | undefined;
   try {
-    await client.createSession({ ...key, state: await initialState(db, s, batch), createTime: s.createTime as Timestamp });
+    await client.createSession({ ...key, state: await initialState(db, s, batch), createTime: creationTime(s) });
     result.created = true;
   } catch (e) {
     if (!(e instanceof ConnectError && e.code === Code.AlreadyExists)) throw e;
@@ -241,6 +241,17 @@ async function importSession(
     }
   }
   return result;
+}
+
+/**
+ * ADK's last update time is the timestamp of the last event appended, even
+ * one dated before the session was created (the store's never moves back).
+ * Starting the session no later than that keeps ADK's last update time, which
+ * ADK's Session shows; its create time ADK never shows.
+ */
+function creationTime(s: AdkSession): Timestamp {
+  const ns = (t: Timestamp) => t.seconds * 1_000_000_000n + BigInt(t.nanos);
+  return ns(s.updateTime) < ns(s.createTime) ? s.updateTime : s.createTime;
 }
 
 async function initialState(db: AdkDatabase, s: AdkSession, batch: number): Promise<JsonObject> {
