@@ -74,7 +74,10 @@ def fr(name: str, call_id: str, response: dict[str, Any]) -> types.Part:
 
 async def fill(db: DatabaseSessionService, app: str) -> None:
     """Sessions as a real agent leaves them: state in every scope, tool calls, actions."""
-    for u, user in enumerate(USERS):
+    # Users in reverse key order: ADK's last write of a shared key is then not
+    # the last the importer replays (it goes in key order), which the import
+    # must still end with.
+    for u, user in reversed(list(enumerate(USERS))):
         for n in range(2):
             s = await db.create_session(
                 app_name=app,
@@ -126,7 +129,7 @@ async def fill(db: DatabaseSessionService, app: str) -> None:
                     error_code="SAFETY",
                     error_message="blocked",
                     interrupted=True,
-                    actions=EventActions(state_delta={"topic": None, "app:count": 10 + n}, end_of_agent=True),
+                    actions=EventActions(state_delta={"topic": None, "app:count": 10 + n + 2 * u}, end_of_agent=True),
                 ),
             ]
             for event in events:
@@ -173,6 +176,19 @@ async def test_import_gives_back_what_adk_gives(adk_url: str, schema: str, serve
         again = run_import(adk_url, server, app_name)
         assert "5 sessions (0 new), 20 events (0 written, 20 already there)" in again, again
 
+        # ADK went on after the import (and a run stopped part way leaves the
+        # same thing): a new run continues after each session's last stored event.
+        grown = await db.get_session(app_name=app_name, user_id="u1", session_id="s-u1-0")
+        assert grown is not None
+        await db.append_event(
+            grown,
+            Event(invocation_id="e-late", author="user", content=types.Content(role="user", parts=[types.Part(text="late")]),
+                  actions=EventActions(state_delta={"user:late": 1, "late": True})),
+        )
+        await db.create_session(app_name=app_name, user_id="u2", session_id="late", state={"app:plan": "max"})
+        resumed = run_import(adk_url, server, app_name)
+        assert "6 sessions (1 new), 21 events (1 written, 20 already there)" in resumed, resumed
+
         async with GrpcSessionService(server) as grpc:
             theirs = (await db.list_sessions(app_name=app_name)).sessions
             ours = (await grpc.list_sessions(app_name=app_name)).sessions
@@ -188,7 +204,7 @@ async def test_import_gives_back_what_adk_gives(adk_url: str, schema: str, serve
                 assert got.last_update_time == pytest.approx(want.last_update_time, abs=1e-6)
                 # Resolution of ADK's update_time column: equal to the microsecond.
                 assert abs(got.last_update_time - want.last_update_time) <= 1e-6
-            for user in [*USERS, "u3"]:
+            for user in [*USERS, "u3", "adk-import"]:
                 assert await grpc.get_user_state(app_name=app_name, user_id=user) == await db.get_user_state(
                     app_name=app_name, user_id=user
                 )
