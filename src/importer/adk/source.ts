@@ -39,12 +39,16 @@ async function openPostgres(url: string): Promise<SqlReader> {
   await client.connect();
   // Read one consistent snapshot: a live ADK writing meanwhile shows nothing half-done.
   await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  // One connection (one snapshot) for every reader: queries take turns.
+  let turn: Promise<unknown> = Promise.resolve();
   return {
     dialect: "postgres",
-    async all(sql, params = []) {
+    all(sql, params = []) {
       let n = 0;
       const text = sql.replace(/\?/g, () => `$${++n}`);
-      return (await client.query(text, params)).rows as Row[];
+      const result = turn.then(async () => (await client.query(text, params)).rows as Row[]);
+      turn = result.catch(() => {});
+      return result;
     },
     async close() {
       await client.query("COMMIT").catch(() => {});
