@@ -6,10 +6,13 @@
 // clients/python/tests/test_import_adk.py does the same end to end against
 // ADK on SQLite and PostgreSQL, compared through GrpcSessionService.
 
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create, equals, type JsonValue } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import initSqlJs from "sql.js";
 import { expect, it } from "vitest";
 import { EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import { AdkDatabase } from "../../src/importer/adk/adk-database.js";
@@ -83,6 +86,28 @@ for (const schema of ["v1", "v0"]) {
     });
   });
 }
+
+describeContract("import-adk stops at an event the server refuses", (t) => {
+  it("names the session and the event, and keeps what came before", async () => {
+    // ADK on SQLite stores a NUL in state, which no store's state can hold.
+    const SQL = await initSqlJs();
+    const sqlite = new SQL.Database(readFileSync(fixture("v1")));
+    sqlite.run(`UPDATE events SET event_data = json_set(event_data, '$.actions.state_delta.bad', 'a' || char(0) || 'b') WHERE id = 'u1-3'`);
+    const path = join(mkdtempSync(join(tmpdir(), "adk-")), "bad.db");
+    writeFileSync(path, sqlite.export());
+    sqlite.close();
+    const db = await AdkDatabase.open(path);
+    try {
+      await expect(importAdk(db, t().client, { app: "support", concurrency: 1 })).rejects.toThrow(
+        /session support\/u1\/s-u1: event u1-3: InvalidArgument: event.actions.state_delta.bad contains a NUL/,
+      );
+    } finally {
+      await db.close();
+    }
+    const got = await t().client.getSession({ appName: "support", userId: "u1", sessionId: "s-u1" });
+    expect(got.session?.events.map((e) => e.id)).toEqual(["u1-1", "u1-2"]);
+  });
+});
 
 it("says what is wrong with its arguments and its source", async () => {
   expect(await runImportAdk([])).toBe(2);

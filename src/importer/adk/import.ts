@@ -86,12 +86,17 @@ export async function importAdk(
     const last = page[page.length - 1] as AdkSession;
     after = [last.appName, last.userId, last.id];
     let next = 0;
+    let failed = false;
     const worker = async () => {
-      while (next < page.length) {
+      while (next < page.length && !failed) {
         const s = page[next++] as AdkSession;
         const r = await importSession(db, target, s, batch, (n) => {
           progress.eventsDone += n;
           options.onProgress?.(progress);
+        }).catch((e: unknown) => {
+          // The other workers finish their session and stop.
+          failed = true;
+          throw new Error(`session ${s.appName}/${s.userId}/${s.id}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
         });
         summary.sessions += 1;
         if (r.created) summary.sessionsCreated += 1;
@@ -175,6 +180,15 @@ async function* allEvents(db: AdkDatabase, s: AdkSession, batch: number): AsyncG
   }
 }
 
+async function append(client: SessionStoreClient, key: { appName: string; userId: string; sessionId: string }, e: AdkEvent) {
+  try {
+    return await client.appendEvent({ ...key, event: toProto(e) });
+  } catch (err) {
+    const message = err instanceof ConnectError ? `${Code[err.code]}: ${err.rawMessage}` : err instanceof Error ? err.message : String(err);
+    throw new Error(`event ${e.id}: ${message}`, { cause: err });
+  }
+}
+
 function toProto(e: AdkEvent) {
   const msg = pythonEventToProto(e.json);
   if (e.timestamp) msg.timestamp = e.timestamp;
@@ -222,7 +236,7 @@ async function importSession(
         if (e.id === resumeAfter) skipping = false;
         continue;
       }
-      const res = await client.appendEvent({ ...key, event: toProto(e) });
+      const res = await append(client, key, e);
       if (res.duplicate) result.already += 1;
       else if (res.stored) result.written += 1;
     }
@@ -234,7 +248,7 @@ async function importSession(
     result.already = 0;
     for await (const page of allEvents(db, s, batch)) {
       for (const e of page) {
-        const res = await client.appendEvent({ ...key, event: toProto(e) });
+        const res = await append(client, key, e);
         if (res.duplicate) result.already += 1;
         else if (res.stored) result.written += 1;
       }
