@@ -24,7 +24,7 @@ import { checkEvent } from "./event-rules.js";
 import { historyHandlers } from "./history-handlers.js";
 import { decodeToken, encodeToken, parseBigInt } from "./page-token.js";
 import { type StreamSettings, streamEventsImpl } from "./stream-events.js";
-import { checkJson, checkTimestamp, invalid, MAX_STORED_NS, MIN_STORED_NS, pageSize, requireId } from "./validate.js";
+import { checkJson, checkStoredTimestamp, checkTimestamp, invalid, MAX_STORED_NS, MIN_STORED_NS, pageSize, requireId } from "./validate.js";
 
 export interface ServiceDeps {
   store: SessionStore;
@@ -42,8 +42,9 @@ export function sessionServiceImpl({ store, memories, hub, redactors, streams }:
       const userId = requireId("user_id", req.userId);
       const sessionId = req.sessionId ? requireId("session_id", req.sessionId) : undefined;
       checkJson("state", req.state, { forbidNul: true });
+      const createTimeNs = req.createTime ? timestampToNs(checkStoredTimestamp("create_time", req.createTime)) : undefined;
       const state = req.state && redactors.for(appName).redactJson(req.state);
-      const stored = await store.createSession({ appName, userId, sessionId }, splitState(state));
+      const stored = await store.createSession({ appName, userId, sessionId }, splitState(state), createTimeNs);
       return create(CreateSessionResponseSchema, { session: toSession(stored) });
     },
 

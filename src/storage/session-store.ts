@@ -191,9 +191,12 @@ export class SessionStore {
   async createSession(
     key: { appName: string; userId: string; sessionId?: string | undefined },
     initial: ScopedState,
+    /** An imported session's own creation time; it also starts its update time. */
+    createTimeNs?: bigint,
   ): Promise<StoredSession> {
     const id = key.sessionId ?? randomUUID();
     const now = nowNs();
+    const created = createTimeNs ?? now;
     const cutoff = this.#policies.liveSince(key.appName);
     const purged: bigint[] = [];
     const result = await this.db.transaction().execute(async (trx) => {
@@ -220,8 +223,8 @@ export class SessionStore {
           state: JSON.stringify(initial.session),
           // Kept apart for replay (sessionAsOf): the live state moves on.
           initial_state: JSON.stringify(mergeState(initial.session, initial.app, initial.user)),
-          create_time_ns: now,
-          update_time_ns: now,
+          create_time_ns: created,
+          update_time_ns: created,
         })
         .onConflict((oc) => oc.constraint("sessions_key").doNothing())
         .returning(["revision", sql<number>`octet_length(state::text)`.as("bytes")])
@@ -244,8 +247,8 @@ export class SessionStore {
         appState,
         userState,
         revision: inserted.revision,
-        createTimeNs: now,
-        updateTimeNs: now,
+        createTimeNs: created,
+        updateTimeNs: created,
       };
     });
     for (const pk of purged) this.#observer.deleted(pk);

@@ -27,6 +27,29 @@ describeContract("CreateSession and GetSession", (t) => {
     expect(got.session?.state).toEqual({ n: 1 });
   });
 
+  it("keeps a given create_time (an imported session), which later events move forward only", async () => {
+    const appName = unique("app");
+    const createTime = { seconds: 1_700_000_000n, nanos: 123_456_000 };
+    const created = await t().client.createSession({ appName, userId: "u1", sessionId: "old", createTime });
+    expect(created.session?.createTime).toMatchObject(createTime);
+    expect(created.session?.lastUpdateTime).toMatchObject(createTime);
+    const eventTime = { seconds: 1_700_000_100n, nanos: 5 };
+    await t().client.appendEvent({ appName, userId: "u1", sessionId: "old", event: { author: "user", timestamp: eventTime } });
+    const got = await t().client.getSession({ appName, userId: "u1", sessionId: "old" });
+    expect(got.session?.createTime).toMatchObject(createTime);
+    expect(got.session?.lastUpdateTime).toMatchObject(eventTime);
+    await expectCode(
+      t().client.createSession({ appName, userId: "u1", createTime: { seconds: 1_700_000_000n, nanos: -1 } }),
+      Code.InvalidArgument,
+      /create_time/,
+    );
+    await expectCode(
+      t().client.createSession({ appName, userId: "u1", createTime: { seconds: -10_000_000_000n, nanos: 0 } }),
+      Code.InvalidArgument,
+      /create_time must be from 1677/,
+    );
+  });
+
   it("gives racing creates of one id exactly one winner", async () => {
     const appName = unique("app");
     const results = await Promise.allSettled(

@@ -83,7 +83,10 @@ type CreateSessionRequest struct {
 	// Generated (a UUID) when unset or empty.
 	SessionId *string `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3,oneof" json:"session_id,omitempty"`
 	// Initial state, split by scope like an event's state delta.
-	State         *structpb.Struct `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	State *structpb.Struct `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	// When the session was created, for sessions imported from elsewhere
+	// (unset: now). Its last update time starts there too.
+	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -142,6 +145,13 @@ func (x *CreateSessionRequest) GetSessionId() string {
 func (x *CreateSessionRequest) GetState() *structpb.Struct {
 	if x != nil {
 		return x.State
+	}
+	return nil
+}
+
+func (x *CreateSessionRequest) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
 	}
 	return nil
 }
@@ -1486,13 +1496,15 @@ var File_sessionstore_v1_session_service_proto protoreflect.FileDescriptor
 
 const file_sessionstore_v1_session_service_proto_rawDesc = "" +
 	"\n" +
-	"%sessionstore/v1/session_service.proto\x12\x0fsessionstore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\x1a\x1dsessionstore/v1/history.proto\x1a\x1dsessionstore/v1/session.proto\"\xac\x01\n" +
+	"%sessionstore/v1/session_service.proto\x12\x0fsessionstore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bsessionstore/v1/event.proto\x1a\x1dsessionstore/v1/history.proto\x1a\x1dsessionstore/v1/session.proto\"\xe9\x01\n" +
 	"\x14CreateSessionRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\"\n" +
 	"\n" +
 	"session_id\x18\x03 \x01(\tH\x00R\tsessionId\x88\x01\x01\x12-\n" +
-	"\x05state\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05stateB\r\n" +
+	"\x05state\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05state\x12;\n" +
+	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTimeB\r\n" +
 	"\v_session_id\"K\n" +
 	"\x15CreateSessionResponse\x122\n" +
 	"\asession\x18\x01 \x01(\v2\x18.sessionstore.v1.SessionR\asession\"\xa1\x02\n" +
@@ -1647,8 +1659,8 @@ var file_sessionstore_v1_session_service_proto_goTypes = []any{
 	(*EraseUserDataRequest)(nil),  // 20: sessionstore.v1.EraseUserDataRequest
 	(*EraseUserDataResponse)(nil), // 21: sessionstore.v1.EraseUserDataResponse
 	(*structpb.Struct)(nil),       // 22: google.protobuf.Struct
-	(*Session)(nil),               // 23: sessionstore.v1.Session
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*Session)(nil),               // 24: sessionstore.v1.Session
 	(*Event)(nil),                 // 25: sessionstore.v1.Event
 	(*emptypb.Empty)(nil),         // 26: google.protobuf.Empty
 	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
@@ -1659,50 +1671,51 @@ var file_sessionstore_v1_session_service_proto_goTypes = []any{
 }
 var file_sessionstore_v1_session_service_proto_depIdxs = []int32{
 	22, // 0: sessionstore.v1.CreateSessionRequest.state:type_name -> google.protobuf.Struct
-	23, // 1: sessionstore.v1.CreateSessionResponse.session:type_name -> sessionstore.v1.Session
-	24, // 2: sessionstore.v1.GetSessionRequest.after_timestamp:type_name -> google.protobuf.Timestamp
-	23, // 3: sessionstore.v1.GetSessionResponse.session:type_name -> sessionstore.v1.Session
-	23, // 4: sessionstore.v1.ListSessionsResponse.sessions:type_name -> sessionstore.v1.Session
-	25, // 5: sessionstore.v1.AppendEventRequest.event:type_name -> sessionstore.v1.Event
-	25, // 6: sessionstore.v1.AppendEventResponse.event:type_name -> sessionstore.v1.Event
-	24, // 7: sessionstore.v1.AppendEventResponse.last_update_time:type_name -> google.protobuf.Timestamp
-	0,  // 8: sessionstore.v1.ListEventsRequest.order:type_name -> sessionstore.v1.ListEventsRequest.Order
-	25, // 9: sessionstore.v1.ListEventsResponse.events:type_name -> sessionstore.v1.Event
-	22, // 10: sessionstore.v1.GetUserStateResponse.state:type_name -> google.protobuf.Struct
-	26, // 11: sessionstore.v1.StreamEventsRequest.from_now:type_name -> google.protobuf.Empty
-	27, // 12: sessionstore.v1.StreamEventsRequest.heartbeat_interval:type_name -> google.protobuf.Duration
-	17, // 13: sessionstore.v1.StreamEventsResponse.event:type_name -> sessionstore.v1.StreamedEvent
-	18, // 14: sessionstore.v1.StreamEventsResponse.caught_up:type_name -> sessionstore.v1.CaughtUp
-	19, // 15: sessionstore.v1.StreamEventsResponse.heartbeat:type_name -> sessionstore.v1.Heartbeat
-	25, // 16: sessionstore.v1.StreamedEvent.event:type_name -> sessionstore.v1.Event
-	24, // 17: sessionstore.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	1,  // 18: sessionstore.v1.SessionService.CreateSession:input_type -> sessionstore.v1.CreateSessionRequest
-	3,  // 19: sessionstore.v1.SessionService.GetSession:input_type -> sessionstore.v1.GetSessionRequest
-	5,  // 20: sessionstore.v1.SessionService.ListSessions:input_type -> sessionstore.v1.ListSessionsRequest
-	7,  // 21: sessionstore.v1.SessionService.DeleteSession:input_type -> sessionstore.v1.DeleteSessionRequest
-	9,  // 22: sessionstore.v1.SessionService.AppendEvent:input_type -> sessionstore.v1.AppendEventRequest
-	11, // 23: sessionstore.v1.SessionService.ListEvents:input_type -> sessionstore.v1.ListEventsRequest
-	13, // 24: sessionstore.v1.SessionService.GetUserState:input_type -> sessionstore.v1.GetUserStateRequest
-	15, // 25: sessionstore.v1.SessionService.StreamEvents:input_type -> sessionstore.v1.StreamEventsRequest
-	20, // 26: sessionstore.v1.SessionService.EraseUserData:input_type -> sessionstore.v1.EraseUserDataRequest
-	28, // 27: sessionstore.v1.SessionService.ForkSession:input_type -> sessionstore.v1.ForkSessionRequest
-	29, // 28: sessionstore.v1.SessionService.RewindSession:input_type -> sessionstore.v1.RewindSessionRequest
-	2,  // 29: sessionstore.v1.SessionService.CreateSession:output_type -> sessionstore.v1.CreateSessionResponse
-	4,  // 30: sessionstore.v1.SessionService.GetSession:output_type -> sessionstore.v1.GetSessionResponse
-	6,  // 31: sessionstore.v1.SessionService.ListSessions:output_type -> sessionstore.v1.ListSessionsResponse
-	8,  // 32: sessionstore.v1.SessionService.DeleteSession:output_type -> sessionstore.v1.DeleteSessionResponse
-	10, // 33: sessionstore.v1.SessionService.AppendEvent:output_type -> sessionstore.v1.AppendEventResponse
-	12, // 34: sessionstore.v1.SessionService.ListEvents:output_type -> sessionstore.v1.ListEventsResponse
-	14, // 35: sessionstore.v1.SessionService.GetUserState:output_type -> sessionstore.v1.GetUserStateResponse
-	16, // 36: sessionstore.v1.SessionService.StreamEvents:output_type -> sessionstore.v1.StreamEventsResponse
-	21, // 37: sessionstore.v1.SessionService.EraseUserData:output_type -> sessionstore.v1.EraseUserDataResponse
-	30, // 38: sessionstore.v1.SessionService.ForkSession:output_type -> sessionstore.v1.ForkSessionResponse
-	31, // 39: sessionstore.v1.SessionService.RewindSession:output_type -> sessionstore.v1.RewindSessionResponse
-	29, // [29:40] is the sub-list for method output_type
-	18, // [18:29] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	23, // 1: sessionstore.v1.CreateSessionRequest.create_time:type_name -> google.protobuf.Timestamp
+	24, // 2: sessionstore.v1.CreateSessionResponse.session:type_name -> sessionstore.v1.Session
+	23, // 3: sessionstore.v1.GetSessionRequest.after_timestamp:type_name -> google.protobuf.Timestamp
+	24, // 4: sessionstore.v1.GetSessionResponse.session:type_name -> sessionstore.v1.Session
+	24, // 5: sessionstore.v1.ListSessionsResponse.sessions:type_name -> sessionstore.v1.Session
+	25, // 6: sessionstore.v1.AppendEventRequest.event:type_name -> sessionstore.v1.Event
+	25, // 7: sessionstore.v1.AppendEventResponse.event:type_name -> sessionstore.v1.Event
+	23, // 8: sessionstore.v1.AppendEventResponse.last_update_time:type_name -> google.protobuf.Timestamp
+	0,  // 9: sessionstore.v1.ListEventsRequest.order:type_name -> sessionstore.v1.ListEventsRequest.Order
+	25, // 10: sessionstore.v1.ListEventsResponse.events:type_name -> sessionstore.v1.Event
+	22, // 11: sessionstore.v1.GetUserStateResponse.state:type_name -> google.protobuf.Struct
+	26, // 12: sessionstore.v1.StreamEventsRequest.from_now:type_name -> google.protobuf.Empty
+	27, // 13: sessionstore.v1.StreamEventsRequest.heartbeat_interval:type_name -> google.protobuf.Duration
+	17, // 14: sessionstore.v1.StreamEventsResponse.event:type_name -> sessionstore.v1.StreamedEvent
+	18, // 15: sessionstore.v1.StreamEventsResponse.caught_up:type_name -> sessionstore.v1.CaughtUp
+	19, // 16: sessionstore.v1.StreamEventsResponse.heartbeat:type_name -> sessionstore.v1.Heartbeat
+	25, // 17: sessionstore.v1.StreamedEvent.event:type_name -> sessionstore.v1.Event
+	23, // 18: sessionstore.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	1,  // 19: sessionstore.v1.SessionService.CreateSession:input_type -> sessionstore.v1.CreateSessionRequest
+	3,  // 20: sessionstore.v1.SessionService.GetSession:input_type -> sessionstore.v1.GetSessionRequest
+	5,  // 21: sessionstore.v1.SessionService.ListSessions:input_type -> sessionstore.v1.ListSessionsRequest
+	7,  // 22: sessionstore.v1.SessionService.DeleteSession:input_type -> sessionstore.v1.DeleteSessionRequest
+	9,  // 23: sessionstore.v1.SessionService.AppendEvent:input_type -> sessionstore.v1.AppendEventRequest
+	11, // 24: sessionstore.v1.SessionService.ListEvents:input_type -> sessionstore.v1.ListEventsRequest
+	13, // 25: sessionstore.v1.SessionService.GetUserState:input_type -> sessionstore.v1.GetUserStateRequest
+	15, // 26: sessionstore.v1.SessionService.StreamEvents:input_type -> sessionstore.v1.StreamEventsRequest
+	20, // 27: sessionstore.v1.SessionService.EraseUserData:input_type -> sessionstore.v1.EraseUserDataRequest
+	28, // 28: sessionstore.v1.SessionService.ForkSession:input_type -> sessionstore.v1.ForkSessionRequest
+	29, // 29: sessionstore.v1.SessionService.RewindSession:input_type -> sessionstore.v1.RewindSessionRequest
+	2,  // 30: sessionstore.v1.SessionService.CreateSession:output_type -> sessionstore.v1.CreateSessionResponse
+	4,  // 31: sessionstore.v1.SessionService.GetSession:output_type -> sessionstore.v1.GetSessionResponse
+	6,  // 32: sessionstore.v1.SessionService.ListSessions:output_type -> sessionstore.v1.ListSessionsResponse
+	8,  // 33: sessionstore.v1.SessionService.DeleteSession:output_type -> sessionstore.v1.DeleteSessionResponse
+	10, // 34: sessionstore.v1.SessionService.AppendEvent:output_type -> sessionstore.v1.AppendEventResponse
+	12, // 35: sessionstore.v1.SessionService.ListEvents:output_type -> sessionstore.v1.ListEventsResponse
+	14, // 36: sessionstore.v1.SessionService.GetUserState:output_type -> sessionstore.v1.GetUserStateResponse
+	16, // 37: sessionstore.v1.SessionService.StreamEvents:output_type -> sessionstore.v1.StreamEventsResponse
+	21, // 38: sessionstore.v1.SessionService.EraseUserData:output_type -> sessionstore.v1.EraseUserDataResponse
+	30, // 39: sessionstore.v1.SessionService.ForkSession:output_type -> sessionstore.v1.ForkSessionResponse
+	31, // 40: sessionstore.v1.SessionService.RewindSession:output_type -> sessionstore.v1.RewindSessionResponse
+	30, // [30:41] is the sub-list for method output_type
+	19, // [19:30] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_sessionstore_v1_session_service_proto_init() }
