@@ -90,6 +90,11 @@ if (out) {
     // Gaps between consecutive stamps of a call, in the order they happen.
     const order = ["arrive", "body", "store", "submit", "query", "pgdata", "result", "stored", "end", "closed"];
     const gaps: Record<string, number[]> = {};
+    const add = (name: string, ms: number) => {
+      const list = gaps[name] ?? [];
+      list.push(ms);
+      gaps[name] = list;
+    };
     const cycle: number[] = [];
     let queries = 0;
     for (let i = 0; i < calls.length; i++) {
@@ -100,10 +105,10 @@ if (out) {
       let prev: string | undefined;
       for (const name of order) {
         if (call[name] === undefined) continue;
-        if (prev !== undefined) (gaps[`${prev} -> ${name}`] ??= []).push((call[name] as number) - (call[prev] as number));
+        if (prev !== undefined) add(`${prev} -> ${name}`, (call[name] as number) - (call[prev] as number));
         prev = name;
       }
-      (gaps["arrive -> closed (server)"] ??= []).push((call.closed as number) - (call.arrive as number));
+      add("arrive -> closed (server)", (call.closed as number) - (call.arrive as number));
     }
     const median = (values: number[]) => {
       const sorted = [...values].sort((a, b) => a - b);
