@@ -13,16 +13,16 @@
 // load than the latencies). --trace preloads bench/append-trace.ts, which
 // splits the server's part of a single append into its steps (meaningful at
 // one writer). --ceiling adds the node-postgres ceiling (bench/ceiling.ts)
-// at the same concurrency in every round. --cpu-prof DIR profiles each server
+// at the same concurrency in every round, --pgbench the pgbench one. --cpu-prof DIR profiles each server
 // (summarize with bench/profile.ts's summarizeProfile).
 
 import { readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { nodePgCeiling } from "./ceiling.js";
+import { nodePgCeiling, pgbenchCeiling } from "./ceiling.js";
 import { appendRunGo, buildGoLoad } from "./go-load.js";
-import { BenchDatabases, DEFAULT_ADMIN_URL, withClient } from "./postgres.js";
+import { BenchDatabases, DEFAULT_ADMIN_URL, findPgbench, withClient } from "./postgres.js";
 import { sampleProcess, startServer } from "./server.js";
 import { sampleBody } from "./sessionstore.js";
 import { round } from "./stats.js";
@@ -45,6 +45,7 @@ function args(argv: string[]) {
     rounds: Number(value("--rounds", "3")),
     trace: argv.includes("--trace"),
     ceiling: argv.includes("--ceiling"),
+    pgbench: argv.includes("--pgbench"),
     cpuProf: argv.includes("--cpu-prof") ? value("--cpu-prof", "") : undefined,
     roots: roots.length > 0 ? roots : [here],
   };
@@ -146,6 +147,12 @@ async function main(): Promise<void> {
         print(
           `round ${round_} node-postgres ceiling: ${ceiling.throughput}/s p50 ${ceiling.latency.p50Ms} ms p99 ${ceiling.latency.p99Ms} ms`,
         );
+      }
+      const pgbench = opts.pgbench ? findPgbench() : undefined;
+      if (pgbench) {
+        const databaseUrl = await dbs.create(`p${round_}`, { migrate: true });
+        const ceiling = await pgbenchCeiling(pgbench, databaseUrl, "ceiling", opts.writers, false, sampleBody(), opts.warmup, opts.seconds);
+        print(`round ${round_} pgbench ceiling: ${ceiling.throughput}/s p50 ${ceiling.latency.p50Ms} ms p99 ${ceiling.latency.p99Ms} ms`);
       }
       print(
         `load average: ${os
