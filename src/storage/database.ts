@@ -133,6 +133,21 @@ function openPostgres(url: string, poolSize: number): OpenDatabase {
 }
 
 /**
+ * A statement whose text starts with `/* prepared: NAME *\/` (always the
+ * same text for that name) is prepared once per connection under NAME and
+ * then only bound and executed: PostgreSQL parses and plans it once, not on
+ * every call. For the hot statements whose text never changes (the append).
+ * The embedded store ignores the comment.
+ */
+export const preparedComment = (name: string) => `/* prepared: ${name} */`;
+
+function preparedName(text: string): string | undefined {
+  if (!text.startsWith("/* prepared: ")) return undefined;
+  const end = text.indexOf(" */", 13);
+  return end > 13 ? text.slice(13, end) : undefined;
+}
+
+/**
  * A pooled client that goes back to the pool only if its connection still
  * works. A terminated backend's error reaches the query before the socket
  * closes, and pg-pool would otherwise hand the dying client to the next
@@ -141,6 +156,8 @@ function openPostgres(url: string, poolSize: number): OpenDatabase {
 function discardingBroken(client: pg.PoolClient, observe: (err: unknown) => void): PostgresPoolClient {
   let broken = false;
   const query = (...args: unknown[]) => {
+    const name = typeof args[0] === "string" ? preparedName(args[0]) : undefined;
+    if (name !== undefined) args = [{ name, text: args[0], values: args[1] }];
     const result = (client.query as (...a: unknown[]) => unknown)(...args);
     if (!(result instanceof Promise)) return result;
     return result.catch((err: unknown) => {

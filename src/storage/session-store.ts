@@ -8,6 +8,7 @@ import { nowNs, nsToTimestamp, timestampToNs } from "../domain/time.js";
 import type { Logger } from "../log/logger.js";
 import { type Limits, PolicySet } from "../policy/app-policy.js";
 import { DELETED_CHANNEL } from "./channels.js";
+import { preparedComment } from "./database.js";
 import { GroupCommit, type Outcome } from "./group-commit.js";
 import { type ForkInput, forkSession, planRewind } from "./history.js";
 import { isConnectionLoss, isConnectRefused, sqlState } from "./pg-errors.js";
@@ -524,7 +525,7 @@ export class SessionStore {
     const limits = batch.map((p) => this.#limits(p.input.key.appName));
     const json = (delta: JsonObject) => (isEmpty(delta) ? null : JSON.stringify(delta));
     const keys = batch.map((p) => p.input.key);
-    const { rows } = await sql<AppendRow>`
+    const { rows } = await sql<AppendRow>`${sql.raw(APPEND_PREPARED)}
         SELECT * FROM sessionstore_append(
           ${keys.map((k) => k.appName)}::text[], ${keys.map((k) => k.userId)}::text[], ${keys.map((k) => k.sessionId)}::text[],
           ${batch.map((p) => p.eventId)}::text[], ${batch.map((p) => p.input.expectedRevision ?? null)}::bigint[],
@@ -722,6 +723,10 @@ interface AppendRow {
   o_user_bytes: number | null;
   o_app_bytes: number | null;
 }
+
+// One text for every call (each argument is an array, whatever the batch
+// size): prepared once per connection.
+const APPEND_PREPARED = preparedComment("sessionstore_append");
 
 const SCOPE_SIZE = {
   session: "the session state's size in bytes",

@@ -65,6 +65,14 @@ for (const backend of backends()) {
       }
     });
 
+    it("is planned once per connection, not on every call (migration 0010)", async () => {
+      // Under plan_cache_mode = auto its statements were planned again on
+      // every call, a third of its cost (bench/PROFILE.md).
+      const { rows } = await sql<{ config: string[] | null }>`
+        SELECT proconfig AS config FROM pg_proc WHERE proname = 'sessionstore_append'`.execute(opened.db);
+      expect(rows.map((r) => r.config)).toEqual([["plan_cache_mode=force_generic_plan"]]);
+    });
+
     it("runs appends that name one session twice in one call in order, each seeing the one before", async () => {
       // Group commit starts the first append alone and puts the next ones,
       // submitted while it runs, into one call: the path for a repeated session.
