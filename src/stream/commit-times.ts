@@ -32,7 +32,12 @@ export class CommitTimes {
 
   /** `events` were acknowledged at `at` (performance.now()). */
   record(events: readonly CommittedEvent[], at: number): void {
-    for (const e of events) this.#times.set(key(e.appName, e.userId, e.sessionId, e.seq), at);
+    for (const e of events) {
+      const k = key(e.appName, e.userId, e.sessionId, e.seq);
+      // A session deleted and made again reuses seqs: move the entry to the end, keeping commit order.
+      this.#times.delete(k);
+      this.#times.set(k, at);
+    }
     const oldest = at - this.#options.horizonMs;
     for (const [k, t] of this.#times) {
       if (t >= oldest && this.#times.size <= this.#options.capacity) break;
