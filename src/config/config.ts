@@ -40,6 +40,10 @@ export interface Config {
   requestTimeoutMs: number;
   /** How long an HTTP/2 connection without an open call is kept. */
   idleTimeoutMs: number;
+  /** A second port serving only `/metrics` (plain HTTP); unset: only the main port serves it. */
+  metricsPort: number | undefined;
+  /** Address of the metrics port. */
+  metricsHost: string;
 }
 
 interface Option {
@@ -193,6 +197,20 @@ const options: Option[] = [
     parse: integer("SESSIONSTORE_IDLE_TIMEOUT_MS", 100, 86_400_000),
     help: "close HTTP/2 connections without calls after this",
   },
+  {
+    env: "SESSIONSTORE_METRICS_PORT",
+    flag: "--metrics-port",
+    key: "metricsPort",
+    parse: integer("SESSIONSTORE_METRICS_PORT", 0, 65535),
+    help: "also serve /metrics alone on this port (plain HTTP)",
+  },
+  {
+    env: "SESSIONSTORE_METRICS_HOST",
+    flag: "--metrics-host",
+    key: "metricsHost",
+    parse: nonEmpty("SESSIONSTORE_METRICS_HOST"),
+    help: "address of the metrics port",
+  },
   { env: "SESSIONSTORE_LOG_LEVEL", flag: "--log-level", key: "logLevel", parse: logLevel, help: "debug, info, warn or error" },
 ];
 
@@ -220,6 +238,8 @@ export const defaults: Config = {
   headersTimeoutMs: 20_000,
   requestTimeoutMs: 300_000,
   idleTimeoutMs: 300_000,
+  metricsPort: undefined,
+  metricsHost: "127.0.0.1",
 };
 
 export class ConfigError extends Error {}

@@ -7,7 +7,7 @@ import type { StreamHub } from "../stream/hub.js";
 
 // The parts keep plain counters (a number, a Map) where they already are, and
 // this reads them at a scrape: nothing on the hot path calls into
-// prom-client except the RPC and group-commit histograms, which only observe.
+// prom-client except the RPC, group-commit and feed-lag histograms, which only observe.
 
 /** What a scrape reads from; set once the server's parts exist. */
 export interface MetricSources {
@@ -28,6 +28,7 @@ export class ServerMetrics {
   readonly rpcSeconds: Histogram<RpcLabel>;
   readonly batchSize: Histogram;
   readonly batchWaitSeconds: Histogram;
+  readonly feedLagSeconds: Histogram<"scope">;
   #sources: MetricSources | undefined;
 
   constructor() {
@@ -55,6 +56,13 @@ export class ServerMetrics {
       name: "sessionstore_append_batch_wait_seconds",
       help: "How long each append waited for its group-commit batch to go to the database.",
       buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    this.feedLagSeconds = new Histogram({
+      name: "sessionstore_feed_lag_seconds",
+      help: "From an append's commit to a tail handing the event over, by the tail's scope; events this server committed.",
+      labelNames: ["scope"],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,
     });
 

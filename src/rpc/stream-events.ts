@@ -27,7 +27,16 @@ export interface StreamSettings {
   tailCapacity: number;
   /** Rows per catch-up read. */
   readBatch: number;
+  /**
+   * Told, as a tail hands an event over, how many seconds ago this process
+   * committed it (events committed elsewhere, long ago, or before the tail
+   * opened are not timed).
+   */
+  feedLag?: (scope: TailScope, seconds: number) => void;
 }
+
+/** What a tail follows. */
+export type TailScope = "session" | "user" | "app";
 
 const MIN_HEARTBEAT_MS = 50;
 const MAX_HEARTBEAT_MS = 5 * 60_000;
@@ -48,6 +57,13 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
       batch: settings.readBatch,
     };
     const start = req.start;
+    const feedLag = settings.feedLag;
+    const opened = performance.now();
+    const timeDelivery = (event: LoggedEvent, kind: TailScope) => {
+      if (!feedLag) return;
+      const seconds = hub.commitTimes.secondsSince(event, performance.now(), opened);
+      if (seconds !== undefined) feedLag(kind, seconds);
+    };
 
     if (sessionId !== undefined && userId !== undefined) {
       let from: bigint | "now" = 0n;
@@ -65,7 +81,10 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
       const encode = tokenEncoder(scopeKey);
       const cursor = (seq: bigint) => encode({ s: seq.toString() });
       try {
-        for await (const item of tailSession({ ...key, sessionPk }, from, hub.tailDeps, options)) yield respond(item, scope, cursor);
+        for await (const item of tailSession({ ...key, sessionPk }, from, hub.tailDeps, options)) {
+          if (item.kind === "event") timeDelivery(item.event, "session");
+          yield respond(item, scope, cursor);
+        }
       } catch (err) {
         throw resumable(err);
       }
@@ -84,7 +103,10 @@ export function streamEventsImpl(store: SessionStore, hub: StreamHub, settings: 
     const encode = tokenEncoder(scopeKey);
     const cursor = (p: LogPosition) => encode({ t: p.tx.toString(), p: p.pos.toString() });
     try {
-      for await (const item of tailScope({ appName, userId }, from, hub.tailDeps, options)) yield respond(item, scope, cursor);
+      for await (const item of tailScope({ appName, userId }, from, hub.tailDeps, options)) {
+        if (item.kind === "event") timeDelivery(item.event, userId === undefined ? "app" : "user");
+        yield respond(item, scope, cursor);
+      }
     } catch (err) {
       throw resumable(err);
     }

@@ -23,6 +23,7 @@ import type { Config } from "../config/config.js";
 import { consoleAssets } from "../console/assets.js";
 import { HealthRegistry, healthServiceImpl } from "../health/health-service.js";
 import type { Logger } from "../log/logger.js";
+import { listenForScrapes, type MetricsListener } from "../metrics/metrics-listener.js";
 import { metricsInterceptor } from "../metrics/rpc-interceptor.js";
 import { scrapeRoute } from "../metrics/scrape-route.js";
 import { ServerMetrics } from "../metrics/server-metrics.js";
@@ -58,6 +59,8 @@ export interface RunningServer {
   streams: StreamHub;
   sweeper: Sweeper;
   metrics: ServerMetrics;
+  /** http://host:port of the metrics-only port, when SESSIONSTORE_METRICS_PORT is set. */
+  metricsUrl: string | undefined;
   /** Stops accepting, lets in-flight calls finish (up to the grace period), closes the database. */
   close(): Promise<void>;
 }
@@ -94,6 +97,11 @@ export async function startServer(config: Config, options: StartOptions): Promis
     if (!isLoopback(config.host) && !config.insecureNoAuth) {
       throw new Error(
         `refusing to listen on ${config.host} without authentication: configure SESSIONSTORE_TOKENS or SESSIONSTORE_TOKENS_FILE, or set SESSIONSTORE_INSECURE_NO_AUTH=true if this network is trusted`,
+      );
+    }
+    if (config.metricsPort !== undefined && !isLoopback(config.metricsHost) && !config.insecureNoAuth) {
+      throw new Error(
+        `refusing to serve metrics on ${config.metricsHost} without authentication: configure SESSIONSTORE_TOKENS or SESSIONSTORE_TOKENS_FILE (a token with the metrics scope scrapes), set SESSIONSTORE_METRICS_HOST to a loopback address, or set SESSIONSTORE_INSECURE_NO_AUTH=true if this network is trusted`,
       );
     }
     logger.warn("no tokens configured: every caller has full access to every app", { host: config.host });
@@ -164,7 +172,12 @@ export async function startServer(config: Config, options: StartOptions): Promis
         memories,
         hub,
         redactors,
-        streams: { defaultHeartbeatMs: config.heartbeatMs, tailCapacity: config.tailBuffer, readBatch: 500 },
+        streams: {
+          defaultHeartbeatMs: config.heartbeatMs,
+          tailCapacity: config.tailBuffer,
+          readBatch: 500,
+          feedLag: (scope, seconds) => metrics.feedLagSeconds.observe({ scope }, seconds),
+        },
       }),
     ),
     serviceRoute(MemoryService, memoryServiceImpl({ memories, sessions: store, redactors })),
@@ -213,6 +226,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     { headersMs: config.headersTimeoutMs, requestMs: config.requestTimeoutMs, idleMs: config.idleTimeoutMs },
     tlsFiles,
   );
+  let metricsListener: MetricsListener | undefined;
   try {
     await new Promise<void>((resolve, reject) => {
       listener.net.once("error", reject);
@@ -221,7 +235,9 @@ export async function startServer(config: Config, options: StartOptions): Promis
         resolve();
       });
     });
+    if (config.metricsPort !== undefined) metricsListener = await listenForScrapes(config.metricsHost, config.metricsPort, scrape);
   } catch (err) {
+    if (listener.net.listening) await listener.drain();
     await sweeper.stop();
     await hub.close();
     unfollowDatabase();
@@ -236,6 +252,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     database: database.description,
     auth: tokens.size > 0 ? `${tokens.size} token(s)` : "none",
     tls: tlsFiles !== undefined,
+    ...(metricsListener ? { metrics: `${metricsListener.url}/metrics` } : {}),
   });
 
   // In-flight calls are counted per HTTP request and stream, not in an
@@ -250,6 +267,8 @@ export async function startServer(config: Config, options: StartOptions): Promis
       // Tails never finish by themselves: end them now with UNAVAILABLE, and
       // their clients resume from their last cursor on another replica.
       hub.stopTails();
+      // The metrics port closes with the API's: a scrape holds nothing open.
+      const metricsClosed = metricsListener?.close();
       // Idle connections close now, busy ones after their last response.
       const drained = listener.drain();
       if (!(await settlesWithin(drained, config.shutdownGraceMs))) {
@@ -260,6 +279,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
         if (!(await settlesWithin(drained, CANCEL_FLUSH_MS))) listener.destroy();
         await drained;
       }
+      await metricsClosed;
       await sweeper.stop();
       await hub.close();
       unfollowDatabase();
@@ -269,7 +289,20 @@ export async function startServer(config: Config, options: StartOptions): Promis
     return closing;
   };
 
-  return { host, port: address.port, url, database, store, memories, health, streams: hub, sweeper, metrics, close };
+  return {
+    host,
+    port: address.port,
+    url,
+    database,
+    store,
+    memories,
+    health,
+    streams: hub,
+    sweeper,
+    metrics,
+    metricsUrl: metricsListener?.url,
+    close,
+  };
 }
 
 /**

@@ -13,7 +13,7 @@ import { GroupCommit, type Outcome } from "./group-commit.js";
 import { type ForkInput, forkSession, planRewind } from "./history.js";
 import { isConnectionLoss, isConnectRefused, sqlState } from "./pg-errors.js";
 import type { Database } from "./schema.js";
-import { NO_OBSERVER, type StoreObserver } from "./store-observer.js";
+import { type CommittedEvent, NO_OBSERVER, type StoreObserver } from "./store-observer.js";
 import { type SweepScope, sweepScopeFilter } from "./sweep-scope.js";
 
 export interface SessionKey {
@@ -538,13 +538,15 @@ export class SessionStore {
           ${limits.map((l) => l.maxStateBytes)}::int[]
         )`.execute(this.db);
     if (rows.length !== batch.length) throw new Error(`append: ${rows.length} outcomes for ${batch.length} appends`);
-    let stored = 0;
-    for (const row of rows) {
+    const committed: CommittedEvent[] = [];
+    rows.forEach((row, i) => {
       this.appendOutcomes.set(row.o_outcome, (this.appendOutcomes.get(row.o_outcome) ?? 0) + 1);
-      if (row.o_outcome === "ok") stored++;
-    }
-    this.eventsStored += stored;
-    if (stored > 0) this.#observer.appended();
+      const key = keys[i] as SessionKey;
+      if (row.o_outcome === "ok")
+        committed.push({ appName: key.appName, userId: key.userId, sessionId: key.sessionId, seq: row.o_seq ?? 0n });
+    });
+    this.eventsStored += committed.length;
+    if (committed.length > 0) this.#observer.appended(committed);
     return rows.map((row, i) =>
       settleNow(() => this.#outcome(batch[i] as PendingAppend, events[i] as Event, bodies[i] as Uint8Array, row)),
     );

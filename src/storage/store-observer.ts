@@ -6,10 +6,22 @@
  * refused, and must not throw.
  */
 export interface StoreObserver {
-  /** New events were committed (duplicates of stored ones are not new). */
-  appended(): void;
+  /**
+   * New events were committed (duplicates of stored ones are not new):
+   * those an append stored, as they are acknowledged; none for a fork's
+   * copies, which are not news.
+   */
+  appended(committed?: readonly CommittedEvent[]): void;
   /** A session was deleted (a delete, an erasure, an expired id taken over, a sweep), with its primary key. */
   deleted(sessionPk: bigint): void;
+}
+
+/** Where an appended event landed in the log. */
+export interface CommittedEvent {
+  appName: string;
+  userId: string;
+  sessionId: string;
+  seq: bigint;
 }
 
 export const NO_OBSERVER: StoreObserver = { appended: () => {}, deleted: () => {} };

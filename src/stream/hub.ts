@@ -5,7 +5,8 @@ import type { PolicySet } from "../policy/app-policy.js";
 import { EVENTS_CHANNEL } from "../storage/channels.js";
 import type { OpenDatabase } from "../storage/database.js";
 import { EventLog } from "../storage/event-log.js";
-import type { StoreObserver } from "../storage/store-observer.js";
+import type { CommittedEvent, StoreObserver } from "../storage/store-observer.js";
+import { CommitTimes } from "./commit-times.js";
 import { EventFeed } from "./feed.js";
 import { LISTEN_APPLICATION_NAME, PgNotifications } from "./pg-notifications.js";
 
@@ -31,6 +32,8 @@ export class StreamHub implements StoreObserver {
   readonly feed: EventFeed;
   readonly log: EventLog;
   readonly notifications: PgNotifications | undefined;
+  /** When this process's recent appends were acknowledged, while tails are open (for the feed-lag metric). */
+  readonly commitTimes = new CommitTimes();
   readonly #database: OpenDatabase;
   readonly #logger: Logger;
   readonly #liveSince: (appName: string) => bigint | undefined;
@@ -112,7 +115,10 @@ export class StreamHub implements StoreObserver {
   }
 
   /** Events were committed by this process. */
-  appended(): void {
+  appended(committed?: readonly CommittedEvent[]): void {
+    // Timed only while someone may deliver them: no cost without tails.
+    if (committed && this.feed.subscriberCount > 0) this.commitTimes.record(committed, performance.now());
+    else if (this.feed.subscriberCount === 0) this.commitTimes.clear();
     this.feed.wake();
     if (this.notifications && this.#peers) this.#notifyReplicas();
   }

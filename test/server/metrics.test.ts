@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { hashToken, loadTokens, newToken, TokenConfigError } from "../../src/auth/tokens.js";
 import { createSessionStoreClient } from "../../src/client/create-client.js";
+import { defaults } from "../../src/config/config.js";
+import { silentLogger } from "../../src/log/logger.js";
+import { startServer } from "../../src/server/server.js";
 import { backends } from "../support/backends.js";
 import { describeContract, expectCode } from "../support/contract.js";
 import { unique } from "../support/ids.js";
@@ -140,6 +143,40 @@ describeContract(
       expect(value(closed, "sessionstore_tails_open", { scope: "app" })).toBe(value(base, "sessionstore_tails_open", { scope: "app" }));
     });
 
+    it("times the feed lag from an append's commit to each tail that hands it over, by scope", async () => {
+      const key = { appName: unique("app"), userId: "u1", sessionId: "s" };
+      await t().client.createSession(key);
+      // Without tails nothing is timed, so nothing is kept.
+      await t().client.appendEvent({ ...key, event: { author: "user" } });
+      expect(t().server.streams.commitTimes.size).toBe(0);
+      const before = await scrape(t());
+      const session = new TailRecorder(t().client, { ...key, start: { case: "fromNow", value: {} } });
+      const user = new TailRecorder(t().client, { appName: key.appName, userId: key.userId, start: { case: "fromNow", value: {} } });
+      const app = new TailRecorder(t().client, { appName: key.appName, start: { case: "fromNow", value: {} } });
+      const tails = [session, user, app];
+      for (const tail of tails) await tail.until((r) => r.caughtUp);
+      const event = { id: unique("e"), author: "agent" };
+      await t().client.appendEvent({ ...key, event });
+      for (const tail of tails) await tail.until((r) => r.events.some((e) => e.event?.id === event.id));
+      const lag = (s: Sample[], scope: string) =>
+        value(s, "sessionstore_feed_lag_seconds_count", { scope }) - value(before, "sessionstore_feed_lag_seconds_count", { scope });
+      const after = await scrapeUntil(t(), (s) => lag(s, "session") === 1 && lag(s, "user") === 1 && lag(s, "app") === 1);
+      // One delivery per tail, and each took some time, however little.
+      expect(value(after, "sessionstore_feed_lag_seconds_sum", { scope: "app" })).toBeGreaterThan(
+        value(before, "sessionstore_feed_lag_seconds_sum", { scope: "app" }),
+      );
+      // Events read from the table's history (not committed while this server was timing them) are not feed lag.
+      const replay = new TailRecorder(t().client, key);
+      await replay.until((r) => r.caughtUp && r.events.length === 2);
+      replay.cancel();
+      for (const tail of tails) tail.cancel();
+      const replayed = await scrapeUntil(
+        t(),
+        (s) => value(s, "sessionstore_tails_open", { scope: "session" }) === value(before, "sessionstore_tails_open", { scope: "session" }),
+      );
+      expect(lag(replayed, "session")).toBe(1);
+    });
+
     it("counts database errors by class, redactions by detector and swept sessions", async () => {
       const before = await scrape(t());
       const key = { appName: unique("app"), userId: "u1", sessionId: "s" };
@@ -246,3 +283,92 @@ for (const backend of backends()) {
     });
   });
 }
+
+for (const backend of backends()) {
+  describe.skipIf(!backend.available)(`metrics on their own port [${backend.name}]`, () => {
+    let t: TestServer | undefined;
+    beforeAll(async () => {
+      t = await startTestServer(backend, { tokens, metricsPort: 0 });
+    });
+    afterAll(async () => {
+      await t?.close();
+    });
+    const server = () => t as TestServer;
+    const metricsUrl = () => {
+      const url = server().server.metricsUrl;
+      if (!url) throw new Error("no metrics port");
+      return url;
+    };
+
+    it("serves /metrics alone, over plain HTTP, with the main port's token rule", async () => {
+      expect(metricsUrl()).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(new URL(metricsUrl()).port).not.toBe(String(server().server.port));
+      const res = await fetch(`${metricsUrl()}/metrics`);
+      expect(res.status).toBe(401);
+      expect(await res.text()).not.toMatch(/sessionstore_/);
+      expect((await fetch(`${metricsUrl()}/metrics`, { headers: { authorization: `Bearer ${secrets.app}` } })).status).toBe(403);
+      // Neither the console nor the API is here.
+      const page = await fetch(`${metricsUrl()}/`, { headers: { authorization: `Bearer ${secrets.admin}` } });
+      expect(page.status).toBe(404);
+      expect(await page.text()).toMatch(/only GET \/metrics/);
+      const rpc = await fetch(`${metricsUrl()}/${SESSION_SERVICE}/GetSession`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secrets.admin}`, "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(rpc.status).toBe(404);
+    });
+
+    it("shows the same server's series as the main port, moving with its traffic", async () => {
+      const read = async () => {
+        const res = await fetch(`${metricsUrl()}/metrics`, { headers: { authorization: `Bearer ${secrets.metrics}` } });
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+        return parse(await res.text());
+      };
+      const before = await read();
+      expect(value(before, "sessionstore_database_reachable")).toBe(1);
+      const client = createSessionStoreClient(server().server.url, { token: secrets.admin });
+      await client.createSession({ appName: "a", userId: "u1", sessionId: unique("s") });
+      const created = (s: Sample[]) => value(s, "sessionstore_rpc_handled_total", { method: "CreateSession", code: "OK" });
+      for (let i = 0; created(await read()) !== created(before) + 1; i++) {
+        if (i === 200) throw new Error("CreateSession never showed on the metrics port");
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(
+        value(await scrape(server(), secrets.metrics), "sessionstore_rpc_handled_total", { method: "CreateSession", code: "OK" }),
+      ).toBe(created(before) + 1);
+    });
+
+    it("closes with the server", async () => {
+      const url = metricsUrl();
+      await server().close();
+      t = undefined;
+      await expect(fetch(`${url}/metrics`)).rejects.toThrow();
+    });
+  });
+}
+
+describe("metrics port without tokens", () => {
+  const backend = backends().find((b) => b.available);
+  it.skipIf(!backend)("refuses a non-loopback metrics address unless told the network is trusted, and serves loopback", async () => {
+    const available = backend as NonNullable<typeof backend>;
+    const database = await available.open();
+    try {
+      const config = { ...defaults, port: 0, metricsPort: 0, metricsHost: "0.0.0.0" };
+      await expect(startServer(config, { logger: silentLogger, database })).rejects.toThrow(
+        /refusing to serve metrics on 0\.0\.0\.0 without authentication/,
+      );
+    } finally {
+      await database.close();
+    }
+    const open = await startTestServer(available, { metricsPort: 0 });
+    try {
+      const res = await fetch(`${open.server.metricsUrl}/metrics`);
+      expect(res.status).toBe(200);
+      expect(value(parse(await res.text()), "sessionstore_database_reachable")).toBe(1);
+    } finally {
+      await open.close();
+    }
+  });
+});
