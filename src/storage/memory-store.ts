@@ -6,7 +6,7 @@ import { PolicySet } from "../policy/app-policy.js";
 import type { MemoryPolicy } from "../policy/memory-policy.js";
 import { type SearchQuery, searchQuery } from "./memory-search.js";
 import { filterSql, liveScope, MEMORY_COLUMNS, type MemoryFilterQuery, type MemoryRow, type MemoryScope } from "./memory-sql.js";
-import { queryLexemes, weighTerms } from "./memory-terms.js";
+import { weighTerms } from "./memory-terms.js";
 import type { Database } from "./schema.js";
 import { type SweepScope, sweepScopeFilter } from "./sweep-scope.js";
 
@@ -204,8 +204,7 @@ export class MemoryStore {
     const now = nowNs();
     let q = query;
     if (q.mode === "any" && q.text.trim() !== "") {
-      const lexemes = await queryLexemes(this.#db, policy.textConfig, q.text);
-      const { terms } = lexemes.length > 0 ? await weighTerms(this.#db, q.scope, lexemes) : { terms: [] };
+      const { terms } = await weighTerms(this.#db, q.scope, policy.textConfig, q.text);
       // No word of the query is in the user's memory: the text ranking is empty.
       if (terms.length === 0) {
         if (q.embedding === undefined) return [];
