@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nowNs } from "../../src/domain/time.js";
 import type { OpenDatabase } from "../../src/storage/database.js";
 import { type SearchQuery, searchQuery } from "../../src/storage/memory-search.js";
-import { termCountsQuery, weighTerms } from "../../src/storage/memory-terms.js";
+import { COUNT_CAP, termCountsQuery, weighTerms } from "../../src/storage/memory-terms.js";
 import { backends } from "../support/backends.js";
 import { rowsRead } from "../support/plan.js";
 
@@ -75,10 +75,21 @@ for (const backend of backends()) {
       expect(cost.search).toBeLessThanOrEqual(6);
     });
 
-    it("reads only the user's entries for a word every entry holds (nothing tells them apart)", async () => {
+    it("reads a bounded part of the user's memory for a word every entry holds (nothing tells them apart)", async () => {
       const cost = await search(opened, "u7", "common");
-      // u7's matching entries, plus the 10 of the page read again for their bodies.
-      expect(cost.search).toBeLessThanOrEqual(PER_USER + 10);
+      // The newest COUNT_CAP of u7's PER_USER matching entries, plus the 10 of the page read again for their bodies.
+      expect(COUNT_CAP).toBeLessThan(PER_USER);
+      expect(cost.search).toBeLessThanOrEqual(COUNT_CAP + 10);
+    });
+
+    it("keeps the request's filter when no word selects: the bound applies to the entries the filter lets through", async () => {
+      const scope = { appName: "bench", userId: "u7" };
+      const { terms } = await weighTerms(opened.db, scope, "simple", "common");
+      expect(terms.some((t) => t.selective)).toBe(false);
+      // u7's oldest entries (timestamps 7, 27, 47, 67, 87), far behind the newest COUNT_CAP.
+      const q: SearchQuery = { scope, text: "common", mode: "any", limit: 10, filter: { endNs: 100n }, terms };
+      const { rows } = await searchQuery(q, { textConfig: "simple", liveSince: undefined, now: nowNs() }).execute(opened.db);
+      expect(rows.map((r) => r.id).sort()).toEqual(["m27", "m47", "m67", "m7", "m87"]);
     });
 
     it("reads nothing for a user with no entries", async () => {
