@@ -173,8 +173,10 @@ export class MemoryStore {
         );
       }
       if (written.length > 0) {
+        // The user's count kept by memory_terms' triggers (migration 0011): one row, not a count of the user's entries.
         const { rows } = await sql<{ n: bigint }>`
-          SELECT count(*) AS n FROM memories WHERE app_name = ${scope.appName} AND user_id = ${scope.userId}`.execute(trx);
+          SELECT entries AS n FROM memory_terms
+          WHERE app_name = ${scope.appName} AND user_id = ${scope.userId} AND lexeme = ''`.execute(trx);
         const count = Number(rows[0]?.n ?? 0);
         if (count > policy.maxMemoriesPerUser) {
           throw new OverLimit(
