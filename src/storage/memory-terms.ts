@@ -1,4 +1,5 @@
 import { type Kysely, sql } from "kysely";
+import { preparedComment } from "./database.js";
 import type { MemoryScope } from "./memory-sql.js";
 import type { Database } from "./schema.js";
 
@@ -40,6 +41,9 @@ export function anyOf(lexemes: string[]): string {
   return lexemes.map((l) => `'${l.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`).join(" | ");
 }
 
+// One text for every search (the words are an argument): prepared once per connection.
+const WEIGH_PREPARED = preparedComment("sessionstore_memory_terms");
+
 /**
  * The query's lexemes under the app's text configuration (lowercased,
  * stemmed, stop words dropped as configured; the first MAX_TERMS in
@@ -49,7 +53,7 @@ export function anyOf(lexemes: string[]): string {
  * lookup whatever the table's statistics say).
  */
 export function termCountsQuery(scope: MemoryScope, config: string, text: string) {
-  return sql<{ lexeme: string; entries: number }>`
+  return sql<{ lexeme: string; entries: number }>`${sql.raw(WEIGH_PREPARED)}
     SELECT l.lexeme, coalesce((
         SELECT t.entries FROM memory_terms t
         WHERE t.app_name = ${scope.appName} AND t.user_id = ${scope.userId} AND t.lexeme = l.lexeme), 0)::int AS entries
