@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from "kysely";
 import { filterSql, liveScope, MEMORY_COLUMNS, type MemoryFilterQuery, type MemoryRow, type MemoryScope } from "./memory-sql.js";
-import { anyOf, type WeightedTerm } from "./memory-terms.js";
+import { anyOf, COUNT_CAP, type WeightedTerm } from "./memory-terms.js";
 
 export interface SearchQuery {
   scope: MemoryScope;
@@ -62,6 +62,16 @@ export function searchQuery(q: SearchQuery, ctx: { textConfig: string; liveSince
   const query = weighted ? sql`${anyOf(weighted.map((t) => t.lexeme))}::tsquery` : tsquery(q.text, q.mode, ctx.textConfig);
   const selective = weighted?.filter((t) => t.selective);
   const match = selective && selective.length > 0 ? sql`${anyOf(selective.map((t) => t.lexeme))}::tsquery` : query;
+  // No word selects (each is held by more than COUNT_CAP / 2 of the user's
+  // entries): nothing in the question tells entries apart, so only the
+  // newest COUNT_CAP entries holding any of its words are ranked, read
+  // newest first from the listing index. Otherwise such a question would
+  // read most of the user's memory, however large.
+  const pool =
+    weighted && !(selective && selective.length > 0)
+      ? sql`(SELECT m.pk, m.search, m.timestamp_ns FROM memories m WHERE ${where} AND m.search @@ ${match}
+          ORDER BY m.pk DESC LIMIT ${COUNT_CAP}) m`
+      : undefined;
   const relevance = weighted
     ? sql`(${sql.join(
         weighted.map((t) => sql`CASE WHEN m.search @@ ${anyOf([t.lexeme])}::tsquery THEN ${t.idf}::float8 ELSE 0 END`),
@@ -74,8 +84,7 @@ export function searchQuery(q: SearchQuery, ctx: { textConfig: string; liveSince
     ? sql`
       text_hits AS (
         SELECT m.pk, ${relevance} * (0.8 + 0.2 / (1 + ${ageDays} / ${RECENCY_DAYS})) AS score, m.timestamp_ns
-        FROM memories m
-        WHERE ${where} AND m.search @@ ${match}
+        FROM ${pool ?? sql`memories m WHERE ${where} AND m.search @@ ${match}`}
         ORDER BY score DESC, m.timestamp_ns DESC, m.pk DESC
         LIMIT ${candidates}
       ),

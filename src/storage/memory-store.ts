@@ -6,7 +6,7 @@ import { PolicySet } from "../policy/app-policy.js";
 import type { MemoryPolicy } from "../policy/memory-policy.js";
 import { type SearchQuery, searchQuery } from "./memory-search.js";
 import { filterSql, liveScope, MEMORY_COLUMNS, type MemoryFilterQuery, type MemoryRow, type MemoryScope } from "./memory-sql.js";
-import { queryLexemes, weighTerms } from "./memory-terms.js";
+import { weighTerms } from "./memory-terms.js";
 import type { Database } from "./schema.js";
 import { type SweepScope, sweepScopeFilter } from "./sweep-scope.js";
 
@@ -173,8 +173,10 @@ export class MemoryStore {
         );
       }
       if (written.length > 0) {
+        // The user's count kept by memory_terms' triggers (migration 0011): one row, not a count of the user's entries.
         const { rows } = await sql<{ n: bigint }>`
-          SELECT count(*) AS n FROM memories WHERE app_name = ${scope.appName} AND user_id = ${scope.userId}`.execute(trx);
+          SELECT entries AS n FROM memory_terms
+          WHERE app_name = ${scope.appName} AND user_id = ${scope.userId} AND lexeme = ''`.execute(trx);
         const count = Number(rows[0]?.n ?? 0);
         if (count > policy.maxMemoriesPerUser) {
           throw new OverLimit(
@@ -204,8 +206,7 @@ export class MemoryStore {
     const now = nowNs();
     let q = query;
     if (q.mode === "any" && q.text.trim() !== "") {
-      const lexemes = await queryLexemes(this.#db, policy.textConfig, q.text);
-      const { terms } = lexemes.length > 0 ? await weighTerms(this.#db, q.scope, lexemes) : { terms: [] };
+      const { terms } = await weighTerms(this.#db, q.scope, policy.textConfig, q.text);
       // No word of the query is in the user's memory: the text ranking is empty.
       if (terms.length === 0) {
         if (q.embedding === undefined) return [];

@@ -1,4 +1,5 @@
-import { type Kysely, type RawBuilder, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
+import { preparedComment } from "./database.js";
 import type { MemoryScope } from "./memory-sql.js";
 import type { Database } from "./schema.js";
 
@@ -7,15 +8,16 @@ import type { Database } from "./schema.js";
 // entries hold; with PostgreSQL's ranking alone an entry holding two of
 // them outranks the one entry holding the rare word that matters. So, as
 // BM25 does, each word is weighted by its inverse document frequency, here
-// counted among the user's own entries (through the indexes, capped), and
-// words held by more than half of them only rank, they do not select:
-// a search then reads the entries holding the telling words, not most of
-// the user's memory. Counts include entries expired but not yet swept:
-// weights need no more precision, and the counts stay index lookups.
+// counted among the user's own entries (memory_terms, kept by triggers on
+// write: migration 0011), and words held by more than half of them only
+// rank, they do not select: a search then reads the entries holding the
+// telling words, not most of the user's memory. Counts include entries
+// expired but not yet swept: weights need no more precision.
 
 /**
- * Counting stops here: past it a word is common whatever the exact count,
- * and a search's cost stays bounded however large the user's memory.
+ * Counts are taken up to here: past it a word is common whatever the exact
+ * count. So a word that selects is held by at most COUNT_CAP / 2 entries,
+ * and a search's candidates stay bounded however large the user's memory.
  */
 export const COUNT_CAP = 200;
 /**
@@ -34,44 +36,51 @@ export interface WeightedTerm {
   selective: boolean;
 }
 
-/** The query's lexemes under the app's text configuration (lowercased, stemmed, stop words dropped as configured). */
-export async function queryLexemes(db: Kysely<Database>, config: string, text: string): Promise<string[]> {
-  const { rows } = await sql<{ lexemes: string[] | null }>`
-    SELECT tsvector_to_array(to_tsvector(${config}::regconfig, ${text})) AS lexemes`.execute(db);
-  return (rows[0]?.lexemes ?? []).slice(0, MAX_TERMS);
-}
-
 /** A tsquery literal matching any of the lexemes, each quoted so that nothing is read as syntax. */
 export function anyOf(lexemes: string[]): string {
   return lexemes.map((l) => `'${l.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`).join(" | ");
 }
 
+// One text for every search (the words are an argument): prepared once per connection.
+const WEIGH_PREPARED = preparedComment("sessionstore_memory_terms");
+
 /**
- * The user's live entries (n) and, per lexeme, how many hold it (d0, d1 ...),
- * each counted up to COUNT_CAP. Every lexeme is a constant of the statement,
- * so each count is planned as a lookup in the GIN index.
+ * The query's lexemes under the app's text configuration (lowercased,
+ * stemmed, stop words dropped as configured; the first MAX_TERMS in
+ * lexeme order), each with how many of the user's entries hold it, after a
+ * first row (lexeme '') with the user's number of entries: one statement,
+ * one primary-key lookup per word (a subquery per word, so that it stays a
+ * lookup whatever the table's statistics say).
  */
-export function termCountsQuery(scope: MemoryScope, lexemes: string[]) {
-  const capped = (where: RawBuilder<unknown>) =>
-    sql`(SELECT count(*)::int FROM (
-      SELECT 1 FROM memories m WHERE m.app_name = ${scope.appName} AND m.user_id = ${scope.userId} AND ${where} LIMIT ${COUNT_CAP}) x)`;
-  const columns = lexemes.map((l, i) => sql`${capped(sql`m.search @@ ${anyOf([l])}::tsquery`)} AS ${sql.ref(`d${i}`)}`);
-  return sql<Record<string, number>>`SELECT ${sql.join([sql`${capped(sql`true`)} AS n`, ...columns])}`;
+export function termCountsQuery(scope: MemoryScope, config: string, text: string) {
+  return sql<{ lexeme: string; entries: number }>`${sql.raw(WEIGH_PREPARED)}
+    SELECT l.lexeme, coalesce((
+        SELECT t.entries FROM memory_terms t
+        WHERE t.app_name = ${scope.appName} AND t.user_id = ${scope.userId} AND t.lexeme = l.lexeme), 0)::int AS entries
+    FROM unnest(array_prepend('', (tsvector_to_array(to_tsvector(${config}::regconfig, ${text})))[1:${MAX_TERMS}]))
+      WITH ORDINALITY AS l(lexeme, i)
+    ORDER BY l.i`;
 }
 
+/**
+ * The query's words that the user's entries hold, weighted. Counts are
+ * taken up to COUNT_CAP, so weights and selection are those of counting
+ * the entries up to the cap.
+ */
 export async function weighTerms(
   db: Kysely<Database>,
   scope: MemoryScope,
-  lexemes: string[],
-): Promise<{ entries: number; terms: WeightedTerm[] }> {
-  const { rows } = await termCountsQuery(scope, lexemes).execute(db);
-  const row = rows[0] ?? {};
-  const n = Number(row.n ?? 0);
+  config: string,
+  text: string,
+): Promise<{ entries: number; lexemes: number; terms: WeightedTerm[] }> {
+  const { rows } = await termCountsQuery(scope, config, text).execute(db);
+  const n = Math.min(Number(rows[0]?.entries ?? 0), COUNT_CAP);
   const terms: WeightedTerm[] = [];
-  lexemes.forEach((lexeme, i) => {
-    const df = Number(row[`d${i}`] ?? 0);
+  for (const row of rows.slice(1)) {
+    const df = Math.min(Number(row.entries), COUNT_CAP);
     // A word no entry holds can neither match nor rank.
-    if (df > 0) terms.push({ lexeme, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), selective: n < MIN_ENTRIES_TO_SKIP || df * 2 <= n });
-  });
-  return { entries: n, terms };
+    if (df > 0)
+      terms.push({ lexeme: row.lexeme, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), selective: n < MIN_ENTRIES_TO_SKIP || df * 2 <= n });
+  }
+  return { entries: n, lexemes: rows.length - 1, terms };
 }

@@ -8,6 +8,7 @@ import * as m0006 from "./0006_memory.js";
 import * as m0007 from "./0007_checkpoints.js";
 import * as m0008 from "./0008_forks.js";
 import * as m0010 from "./0010_append_fast_path.js";
+import * as m0011 from "./0011_memory_terms.js";
 
 // Numbered and append-only: a released migration is never edited, a change
 // is a new file. Names sort in the order they run.
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   "0007_checkpoints": m0007,
   "0008_forks": m0008,
   "0010_append_fast_path": m0010,
+  "0011_memory_terms": m0011,
 };
