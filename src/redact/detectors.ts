@@ -20,6 +20,12 @@ export interface Detector {
   pattern: RegExp;
   /** Confirms a candidate; absent means every match counts. */
   valid?: (match: string) => boolean;
+  /**
+   * A cheap test every match of `pattern` passes (no lookarounds, no
+   * backtracking): a string that fails it cannot match, and the full
+   * pattern is not run on it. Absent means always run the pattern.
+   */
+  maybe?: RegExp;
 }
 
 const digits = (s: string) => s.replace(/\D/g, "");
@@ -66,12 +72,16 @@ export function ibanValid(candidate: string): boolean {
 }
 
 // Key names whose value is a secret, in any letter case ("API_KEY", "Password").
+/** Every IBAN, card, SSN and phone number has a digit. */
+const DIGIT = /\d/;
+
 const SECRET_KEYS = anyCase("api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|password|passwd|client[_-]?secret");
 
 export const BUILT_IN: Record<DetectorName, Detector> = {
   email: {
     name: "email",
     mark: "[EMAIL]",
+    maybe: /@/,
     // Starts only where a run of local-part characters starts, and the local
     // part is bounded: an unanchored `[...]+@` rescans a long run from every
     // position, quadratic in the input, which a hostile event could exploit.
@@ -82,11 +92,16 @@ export const BUILT_IN: Record<DetectorName, Detector> = {
   jwt: {
     name: "jwt",
     mark: "[JWT]",
+    maybe: /eyJ/,
     pattern: wholeToken(String.raw`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`),
   },
   apiKey: {
     name: "apiKey",
     mark: "[API_KEY]",
+    // Every alternative below starts at, or is preceded by, one of these
+    // (case-insensitively: a superset of the case-sensitive ones).
+    maybe:
+      /bearer|sk-|_live_|_test_|AKIA|ASIA|gh[opsur]_|github_pat_|xox|AIza|glpat-|sst_|api[_-]?key|apikey|secret|access[_-]?token|auth[_-]?token|passw|client[_-]?secret/i,
     // Case-sensitive: vendors' prefixes have one spelling, and a
     // case-insensitive `AKIA…` would take any 20-character word starting
     // "asia". Only the scheme and key names match in any case.
@@ -112,12 +127,14 @@ export const BUILT_IN: Record<DetectorName, Detector> = {
   iban: {
     name: "iban",
     mark: "[IBAN]",
+    maybe: DIGIT,
     pattern: wholeToken(String.raw`[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?`),
     valid: ibanValid,
   },
   card: {
     name: "card",
     mark: "[CARD]",
+    maybe: DIGIT,
     pattern: wholeToken(String.raw`(?<![\d.,])\d(?:[ -]?\d){12,18}(?![\d.,]\d)`),
     // Issuer prefixes 2 to 6 (Mastercard, Amex and Diners, Visa, Mastercard,
     // Discover and UnionPay) keep epoch milliseconds and other long ids out.
@@ -129,12 +146,14 @@ export const BUILT_IN: Record<DetectorName, Detector> = {
   ssn: {
     name: "ssn",
     mark: "[SSN]",
+    maybe: DIGIT,
     // Dashed or spaced only: nine bare digits are too often something else.
     pattern: wholeToken(String.raw`(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}`),
   },
   phone: {
     name: "phone",
     mark: "[PHONE]",
+    maybe: DIGIT,
     // A group in parentheses is closed in the match, so "(+41 44 668 18 00)"
     // keeps its own closing parenthesis.
     pattern: wholeToken(String.raw`(?<!\+)(?:\+\d{1,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,4})){2,5}|(?:\(\d{3}\)|\d{3})[ .-]\d{3}[ .-]\d{4})`),

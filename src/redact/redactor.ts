@@ -86,6 +86,7 @@ export class Redactor {
     // even for an input built to produce many matches.
     let spans: Span[] = [];
     for (const detector of this.#detectors) {
+      if (detector.maybe && !detector.maybe.test(text)) continue;
       detector.pattern.lastIndex = 0;
       const merged: Span[] = [];
       let i = 0;

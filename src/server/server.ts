@@ -44,6 +44,7 @@ import { MemoryStore } from "../storage/memory-store.js";
 import { SessionStore } from "../storage/session-store.js";
 import { StreamHub } from "../stream/hub.js";
 import { grpcHandler } from "./grpc/handler.js";
+import { isAbandoned } from "./grpc/unary.js";
 import { createListener, type TlsFiles } from "./listener.js";
 import { serviceRoute } from "./routes.js";
 
@@ -312,7 +313,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
  * otherwise be stored although the client was told it failed.
  */
 const refuseAbandoned: Interceptor = (next) => (req) => {
-  if (req.signal.aborted) throw ConnectError.from(req.signal.reason, Code.Canceled);
+  if (isAbandoned(req)) throw ConnectError.from(req.signal.reason, Code.Canceled);
   return next(req);
 };
 

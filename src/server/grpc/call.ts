@@ -11,9 +11,87 @@ const COMPLETED = new ConnectError("call completed", Code.Canceled);
 /** setTimeout fires at once for longer delays; deadlines past it (grpc-go's 30 days is 2592000S) get no timer. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/**
+ * Where a call stands: whether it is over (deadline, client gone, forced
+ * shutdown, or done) and why. Its AbortSignal is made only when something
+ * asks for it: a unary handler rarely does, and creating, watching and
+ * aborting a signal was a fifth of the fast path's fixed cost per call.
+ */
+export class CallState {
+  #controller: AbortController | undefined;
+  #aborted = false;
+  #reason: unknown;
+  #watcher: (() => void) | undefined;
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  get reason(): unknown {
+    return this.#reason;
+  }
+
+  /** The call's signal, aborted already (with the same reason) when the call is over. */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** Ends the call with `reason`; the first reason stays, as an AbortController's does. */
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+    this.#watcher?.();
+  }
+
+  /** Calls `watcher` once when the call ends (one at a time: reading the request); returns the unwatch. */
+  watch(watcher: () => void): () => void {
+    this.#watcher = watcher;
+    return () => {
+      if (this.#watcher === watcher) this.#watcher = undefined;
+    };
+  }
+}
+
+/** A call's handler context; its signal is a prototype getter (an accessor per object literal is slow). */
+class CallContext implements HandlerContext {
+  readonly service: HandlerContext["service"];
+  readonly protocolName = "grpc";
+  readonly requestMethod = "POST";
+  readonly requestHeader: Headers;
+  readonly responseHeader = new Headers({ "content-type": CONTENT_TYPE });
+  readonly responseTrailer = new Headers({ "grpc-status": "0" });
+  readonly url: string;
+  readonly values = createContextValues();
+  readonly #state: CallState;
+  readonly #deadline: number | undefined;
+  constructor(
+    readonly method: DescMethod,
+    state: CallState,
+    deadline: number | undefined,
+    req: http2.Http2ServerRequest,
+  ) {
+    this.service = method.parent;
+    this.#state = state;
+    this.#deadline = deadline;
+    this.requestHeader = requestHeaders(req);
+    this.url = `${"encrypted" in req.socket && req.socket.encrypted ? "https" : "http"}://${req.authority}${req.url}`;
+  }
+  get signal(): AbortSignal {
+    return this.#state.signal;
+  }
+  timeoutMs = (): number | undefined => (this.#deadline === undefined ? undefined : this.#deadline - Date.now());
+}
+
 /** One gRPC call served on Node's request: its handler context and the single signal behind it. */
 export interface GrpcCall {
   context: HandlerContext;
+  state: CallState;
   /** A grpc-timeout header that does not parse: the call's answer. */
   timeoutError: ConnectError | undefined;
   /** Releases the call's listeners and timer and aborts its signal, as Connect does when a call is over. */
@@ -22,51 +100,40 @@ export interface GrpcCall {
 
 /** The calls in flight, which a forced shutdown aborts. */
 export interface LiveCalls {
-  calls: Set<AbortController>;
+  calls: Set<CallState>;
   shutdown: AbortSignal;
 }
 
 /**
- * Starts a call: one AbortController where Connect links three (the
- * deadline, the client leaving, the server shutting down).
+ * Starts a call: one call state where Connect links three AbortControllers
+ * (the deadline, the client leaving, the server shutting down).
  */
 export function startCall(method: DescMethod, req: http2.Http2ServerRequest, live: LiveCalls): GrpcCall {
   const timeout = parseTimeout(single(req.headers["grpc-timeout"]) ?? null, Number.MAX_SAFE_INTEGER);
-  const controller = new AbortController();
-  if (live.shutdown.aborted) controller.abort(live.shutdown.reason);
-  live.calls.add(controller);
-  const onClose = () => controller.abort(new ConnectError("the client closed the call", Code.Canceled));
+  const state = new CallState();
+  if (live.shutdown.aborted) state.abort(live.shutdown.reason);
+  live.calls.add(state);
+  const onClose = () => state.abort(new ConnectError("the client closed the call", Code.Canceled));
   req.once("close", onClose);
   const { timeoutMs } = timeout;
   const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
-  const expire = () => controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+  const expire = () => state.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
   let timer: NodeJS.Timeout | undefined;
   if (timeoutMs !== undefined) {
     // A deadline already past (grpc-js sends "0m") aborts before the handler runs.
     if (timeoutMs <= 0) expire();
     else if (timeoutMs <= MAX_TIMER_MS) timer = setTimeout(expire, timeoutMs);
   }
-  const context: HandlerContext = {
-    service: method.parent,
-    method,
-    protocolName: "grpc",
-    requestMethod: "POST",
-    signal: controller.signal,
-    timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
-    requestHeader: requestHeaders(req),
-    responseHeader: new Headers({ "content-type": CONTENT_TYPE }),
-    responseTrailer: new Headers({ "grpc-status": "0" }),
-    url: `${"encrypted" in req.socket && req.socket.encrypted ? "https" : "http"}://${req.authority}${req.url}`,
-    values: createContextValues(),
-  };
+  const context = new CallContext(method, state, deadline, req);
   return {
     context,
+    state,
     timeoutError: timeout.error,
     end() {
       req.off("close", onClose);
       if (timer) clearTimeout(timer);
-      live.calls.delete(controller);
-      controller.abort(COMPLETED);
+      live.calls.delete(state);
+      state.abort(COMPLETED);
     },
   };
 }

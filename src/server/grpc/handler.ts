@@ -46,7 +46,7 @@ export function grpcHandler(options: GrpcOptions): (req: http2.Http2ServerReques
   }
   const live: LiveCalls = { calls: new Set(), shutdown: options.shutdownSignal };
   options.shutdownSignal.addEventListener("abort", () => {
-    for (const controller of live.calls) controller.abort(options.shutdownSignal.reason);
+    for (const state of live.calls) state.abort(options.shutdownSignal.reason);
   });
   // Everything a call throws becomes its status; what escapes is writing the
   // answer itself failing. Log it and reset the stream rather than leave an
@@ -72,14 +72,14 @@ export function grpcHandler(options: GrpcOptions): (req: http2.Http2ServerReques
 async function serve(route: Route, req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, options: GrpcOptions, live: LiveCalls) {
   const { method } = route;
   const call = startCall(method, req, live);
-  const { context } = call;
+  const { context, state } = call;
   let body: Uint8Array | undefined;
   let error: ConnectError | undefined;
   try {
     if (call.timeoutError) throw call.timeoutError;
-    const input = parse(method, await readMessage(req, method, options.readMaxBytes, context.signal));
+    const input = parse(method, await readMessage(req, method, options.readMaxBytes, state));
     const gzip = acceptsGzip(req);
-    if (route.kind === "unary") body = await answerUnary(route, input, context, gzip, options);
+    if (route.kind === "unary") body = await answerUnary(route, input, context, state, gzip, options);
     else await writeStream(route, input, context, gzip, res, options);
   } catch (err) {
     error = toError(err);

@@ -6,6 +6,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { knownEncoding } from "../../rpc/encoded.js";
 import { UNNAMED_COMPRESSION } from "../../rpc/parse-errors.js";
+import type { CallState } from "./call.js";
 
 /** Responses at least this large are gzipped when the client accepts it (Connect's default). */
 const COMPRESS_MIN_BYTES = 1024;
@@ -16,24 +17,20 @@ const gzipAsync = promisify(gzip);
  * with its messages. A client that is slow to send it is not waited for past
  * the call's end (its deadline, or the server's forced shutdown).
  */
-export function readMessage(
-  req: http2.Http2ServerRequest,
-  method: DescMethod,
-  readMaxBytes: number,
-  signal: AbortSignal,
-): Promise<Uint8Array> {
+export function readMessage(req: http2.Http2ServerRequest, method: DescMethod, readMaxBytes: number, call: CallState): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
+    let unwatch = () => {};
     const fail = (err: ConnectError) => {
       refused = true;
       // The rest of the body is read and dropped, so the stream can end cleanly.
       chunks.length = 0;
-      signal.removeEventListener("abort", ended);
+      unwatch();
       reject(err);
     };
-    const ended = () => fail(ConnectError.from(signal.reason, Code.Canceled));
+    const ended = () => fail(ConnectError.from(call.reason, Code.Canceled));
     // Connect names the method kind as its messages do ("server_streaming" reads "server-streaming").
     const kind = method.methodKind === "server_streaming" ? "server-streaming" : method.methodKind;
     const extraMessage = () => new ConnectError(`protocol error: received extra input message for ${kind} method`, Code.Unimplemented);
@@ -61,7 +58,7 @@ export function readMessage(
     });
     req.once("end", () => {
       if (refused) return;
-      signal.removeEventListener("abort", ended);
+      unwatch();
       const all = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
       if (all.length === 0) return reject(new ConnectError(`protocol error: missing input message for ${kind} method`, Code.Unimplemented));
       if (all.length < 5) return reject(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
@@ -74,8 +71,8 @@ export function readMessage(
       resolve(all.subarray(5));
     });
     // After the listeners: what the client still sends is read and dropped.
-    if (signal.aborted) ended();
-    else signal.addEventListener("abort", ended, { once: true });
+    if (call.aborted) ended();
+    else unwatch = call.watch(ended);
   });
 }
 
