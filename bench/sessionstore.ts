@@ -39,7 +39,7 @@ export function newClient(url: string): SessionStoreClient {
   return createSessionStoreClient(url, { timeoutMs: 60_000 });
 }
 
-function turn(n: number, writer: number) {
+export function turn(n: number, writer: number) {
   return {
     author: "user",
     invocationId: `inv-${writer}-${n}`,
@@ -108,10 +108,10 @@ export interface LoadedHistory {
  * written straight into the events table (real protobuf bodies, one per
  * row, in the columns the append path fills), then its revision set.
  */
-export async function loadHistory(url: string, databaseUrl: string, size: number): Promise<LoadedHistory> {
+export async function loadHistory(url: string, databaseUrl: string, size: number, appName = "bench-window"): Promise<LoadedHistory> {
   const began = performance.now();
   const client = newClient(url);
-  const key = { appName: "bench-window", userId: "reader", sessionId: `history-${size}` };
+  const key = { appName, userId: "reader", sessionId: `history-${size}` };
   await client.createSession(key);
   await withClient(databaseUrl, async (db) => {
     const { rows } = await db.query<{ pk: bigint }>("SELECT pk FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3", [
@@ -269,9 +269,12 @@ export async function tailRun(
   sessions: number,
   rate: number,
   seconds: number,
+  options: { connections?: number; writerUrl?: string } = {},
 ): Promise<TailRun> {
-  const connections = Array.from({ length: Math.min(10, tails) }, () => newClient(url));
-  const writer = newClient(url);
+  // More than a few hundred streams on one HTTP/2 connection run into its session memory limit.
+  const connections = Array.from({ length: Math.min(options.connections ?? 10, tails) }, () => newClient(url));
+  // Another replica's URL: appends there, tails here (delivery across replicas).
+  const writer = newClient(options.writerUrl ?? url);
   const appName = `bench-tail-${tag}`;
   const keys = Array.from({ length: sessions }, (_, s) => ({ appName, userId: `u${s % 10}`, sessionId: `s${s}` }));
   for (const key of keys) await writer.createSession(key);

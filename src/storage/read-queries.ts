@@ -158,11 +158,12 @@ export function sessionPageQuery(q: {
     if (cutoffAt !== undefined) where.push(`s.update_time_ns >= ${cutoffAt}`);
     if (userAt !== undefined) where.push(`s.user_id = ${userAt}`);
     if (afterAt !== undefined) {
-      where.push(userAt === undefined ? `(s.update_time_ns, s.id, s.user_id) ${past} ${afterAt}` : `(s.update_time_ns, s.id) ${past} ${afterAt}`);
+      where.push(
+        userAt === undefined ? `(s.update_time_ns, s.id, s.user_id) ${past} ${afterAt}` : `(s.update_time_ns, s.id) ${past} ${afterAt}`,
+      );
     }
     // Newest first walks the same index backwards.
-    const order =
-      userAt === undefined ? `s.update_time_ns ${dir}, s.id ${dir}, s.user_id ${dir}` : `s.update_time_ns ${dir}, s.id ${dir}`;
+    const order = userAt === undefined ? `s.update_time_ns ${dir}, s.id ${dir}, s.user_id ${dir}` : `s.update_time_ns ${dir}, s.id ${dir}`;
     return `SELECT s.app_name, s.user_id, s.id, s.state, s.revision, s.create_time_ns, s.update_time_ns, u.state AS user_state,
          (SELECT a.state FROM app_states a WHERE a.app_name = $1) AS app_state
        FROM sessions s
