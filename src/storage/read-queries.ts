@@ -21,8 +21,13 @@ export interface SessionKeyParams {
   sessionId: string;
 }
 
-/** The session row, its app and user state, and the window's bodies in `bodies`. */
+/**
+ * A row of sessionWindowQuery: the first (`k` = 0) is the session with its
+ * app and user state, each further one (`k` = 1) an event of the window, in
+ * seq order, with only `body` set.
+ */
 export interface SessionWindowRow {
+  k: number;
   app_name: string;
   user_id: string;
   id: string;
@@ -34,8 +39,7 @@ export interface SessionWindowRow {
   forked_at_seq: bigint | null;
   app_state: unknown;
   user_state: unknown;
-  /** Newest first when the window has a count, else in seq order. */
-  bodies: Uint8Array[] | null;
+  body: Uint8Array | null;
 }
 
 const texts = new Map<string, string>();
@@ -51,10 +55,13 @@ function cached(id: string, build: () => string): string {
 
 /**
  * GetSession: the session row, its app and user state and the events of its
- * window in one statement. The events are an ARRAY subquery bounded by the
- * revision of the same row (one snapshot, so they match the state returned);
- * the N most recent walk the primary key backwards from the revision, a time
- * bound starts at its place in events_by_time: the cost follows the window.
+ * window in one statement: the session (once, so its JSON is parsed once),
+ * then the events as rows of their own (a bytea array would be parsed
+ * character by character in JavaScript). The events are bounded by the
+ * revision of the same row, in the same snapshot, so they match the state
+ * returned; the N most recent walk the primary key backwards from the
+ * revision, a time bound starts at its place in events_by_time: the cost
+ * follows the window, not the history.
  */
 export function sessionWindowQuery(key: SessionKeyParams, cutoff: bigint | undefined, window: WindowShape): CompiledQuery {
   const params: unknown[] = [key.appName, key.userId, key.sessionId];
@@ -67,26 +74,36 @@ export function sessionWindowQuery(key: SessionKeyParams, cutoff: bigint | undef
   const limitAt = window.numRecent === undefined || window.numRecent === 0 ? undefined : at(window.numRecent);
   const variant = `get:${cutoffAt ?? ""}:${afterAt ?? ""}:${limitAt ?? ""}:${window.numRecent === 0 ? "none" : ""}`;
   const text = cached(variant, () => {
-    let events: string;
-    if (window.numRecent === 0) {
-      events = "NULL::bytea[]";
-    } else {
-      const after = afterAt === undefined ? "" : ` AND e.timestamp_ns >= ${afterAt}`;
-      const order = limitAt === undefined ? "ORDER BY e.seq ASC" : `ORDER BY e.seq DESC LIMIT ${limitAt}`;
-      events = `ARRAY(SELECT e.body FROM events e WHERE e.session_pk = s.pk AND e.seq <= s.revision${after} ${order})`;
-    }
-    return `SELECT s.app_name, s.user_id, s.id, s.state, s.revision, s.create_time_ns, s.update_time_ns,
-         s.forked_from_id, s.forked_at_seq,
-         (SELECT a.state FROM app_states a WHERE a.app_name = s.app_name) AS app_state,
-         (SELECT u.state FROM user_states u WHERE u.app_name = s.app_name AND u.user_id = s.user_id) AS user_state,
-         ${events} AS bodies
-       FROM sessions s
-       WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3${cutoffAt === undefined ? "" : ` AND s.update_time_ns >= ${cutoffAt}`}`;
+    const session = `WITH s AS (
+         SELECT s.pk, s.app_name, s.user_id, s.id, s.state, s.revision, s.create_time_ns, s.update_time_ns,
+           s.forked_from_id, s.forked_at_seq,
+           (SELECT a.state FROM app_states a WHERE a.app_name = s.app_name) AS app_state,
+           (SELECT u.state FROM user_states u WHERE u.app_name = s.app_name AND u.user_id = s.user_id) AS user_state
+         FROM sessions s
+         WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3${cutoffAt === undefined ? "" : ` AND s.update_time_ns >= ${cutoffAt}`}
+       )
+       SELECT 0 AS k, app_name, user_id, id, state, revision, create_time_ns, update_time_ns, forked_from_id, forked_at_seq,
+         app_state, user_state, NULL::bigint AS seq, NULL::bytea AS body
+       FROM s`;
+    if (window.numRecent === 0) return session;
+    const after = afterAt === undefined ? "" : ` AND e.timestamp_ns >= ${afterAt}`;
+    const order = limitAt === undefined ? "ORDER BY e.seq ASC" : `ORDER BY e.seq DESC LIMIT ${limitAt}`;
+    return `${session}
+       UNION ALL
+       SELECT 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, e.seq, e.body
+       FROM s, LATERAL (SELECT e.seq, e.body FROM events e WHERE e.session_pk = s.pk AND e.seq <= s.revision${after} ${order}) e
+       ORDER BY k, seq`;
   });
   return CompiledQuery.raw(text, params);
 }
 
-/** ListEvents: the page's bodies, or no row when the session does not exist. */
+/** A row of eventPageQuery: a first one (`k` = 0) when the session exists, then the page's events in order. */
+export interface EventPageRow {
+  k: number;
+  body: Uint8Array | null;
+}
+
+/** ListEvents: the session's existence and a page of its events, one statement. */
 export function eventPageQuery(
   key: SessionKeyParams,
   cutoff: bigint | undefined,
@@ -103,9 +120,15 @@ export function eventPageQuery(
   const variant = `events:${cutoffAt ?? ""}:${cursorAt ?? ""}:${dir}`;
   const text = cached(variant, () => {
     const cursor = cursorAt === undefined ? "" : ` AND e.seq ${page.descending ? "<" : ">"} ${cursorAt}`;
-    return `SELECT ARRAY(SELECT e.body FROM events e WHERE e.session_pk = s.pk${cursor} ORDER BY e.seq ${dir} LIMIT $4) AS bodies
-       FROM sessions s
-       WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3${cutoffAt === undefined ? "" : ` AND s.update_time_ns >= ${cutoffAt}`}`;
+    return `WITH s AS (
+         SELECT s.pk FROM sessions s
+         WHERE s.app_name = $1 AND s.user_id = $2 AND s.id = $3${cutoffAt === undefined ? "" : ` AND s.update_time_ns >= ${cutoffAt}`}
+       )
+       SELECT 0 AS k, NULL::bigint AS seq, NULL::bytea AS body FROM s
+       UNION ALL
+       SELECT 1, e.seq, e.body
+       FROM s, LATERAL (SELECT e.seq, e.body FROM events e WHERE e.session_pk = s.pk${cursor} ORDER BY e.seq ${dir} LIMIT $4) e
+       ORDER BY k, seq ${dir}`;
   });
   return CompiledQuery.raw(text, params);
 }

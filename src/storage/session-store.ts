@@ -13,6 +13,7 @@ import { GroupCommit, type Outcome } from "./group-commit.js";
 import { type ForkInput, forkSession, planRewind } from "./history.js";
 import { isConnectionLoss, isConnectRefused, sqlState } from "./pg-errors.js";
 import {
+  type EventPageRow,
   eventPageQuery,
   runRead,
   type SessionListRow,
@@ -269,9 +270,9 @@ export class SessionStore {
     const rows = await runRead<SessionWindowRow>(this.db, sessionWindowQuery(key, this.#policies.liveSince(key.appName), window));
     const row = rows[0];
     if (!row) return undefined;
-    const bodies = row.bodies ?? [];
-    if (window.numRecent !== undefined) bodies.reverse();
-    return { session: toStoredSession(row), events: bodies.map(storedEvent) };
+    const events: StoredEvent[] = [];
+    for (let i = 1; i < rows.length; i++) events.push(storedEvent((rows[i] as SessionWindowRow).body as Uint8Array));
+    return { session: toStoredSession(row), events };
   }
 
   /**
@@ -558,10 +559,11 @@ export class SessionStore {
 
   /** Undefined when the session does not exist. One statement, one round trip (read-queries.ts). */
   async listEvents(q: ListEventsQuery): Promise<StoredEvent[] | undefined> {
-    const rows = await runRead<{ bodies: Uint8Array[] | null }>(this.db, eventPageQuery(q.key, this.#policies.liveSince(q.key.appName), q));
-    const row = rows[0];
-    if (!row) return undefined;
-    return (row.bodies ?? []).map(storedEvent);
+    const rows = await runRead<EventPageRow>(this.db, eventPageQuery(q.key, this.#policies.liveSince(q.key.appName), q));
+    if (rows.length === 0) return undefined;
+    const events: StoredEvent[] = [];
+    for (let i = 1; i < rows.length; i++) events.push(storedEvent((rows[i] as EventPageRow).body as Uint8Array));
+    return events;
   }
 
   async getUserState(appName: string, userId: string): Promise<JsonObject> {
