@@ -1,11 +1,13 @@
 import { CompiledQuery, type Kysely } from "kysely";
+import { preparedComment } from "./database.js";
 import type { Database } from "./schema.js";
 
 // The reads an agent makes on every turn (GetSession with a window,
 // ListEvents, the first page of ListSessions), each as ONE statement: one
 // database round trip instead of two or three. The text of each variant is
 // built once and kept, so a call neither builds nor compiles a query tree;
-// only the parameters change.
+// only the parameters change, and on PostgreSQL it is a prepared statement
+// (preparedComment in database.ts).
 
 /** Which events a GetSession returns (see EventWindow in session-store.ts). */
 export interface WindowShape {
@@ -47,7 +49,8 @@ const texts = new Map<string, string>();
 function cached(id: string, build: () => string): string {
   let text = texts.get(id);
   if (text === undefined) {
-    text = build();
+    // Also a named statement on PostgreSQL: planned once per connection.
+    text = `${preparedComment(`sessionstore_read_${texts.size + 1}`)}\n${build()}`;
     texts.set(id, text);
   }
   return text;
