@@ -209,7 +209,7 @@ export async function turnRun(
 /** 10,000 tails, one per session, with appends across them. */
 export function manyTailsRun(url: string, serverPid: number, plan: ScalePlan): Promise<TailRun> {
   const { tails, rate, seconds, connections } = plan.manyTails;
-  return tailRun(url, serverPid, "many", tails, tails, rate, seconds, { connections });
+  return tailRun(url, serverPid, "many", tails, tails, rate, seconds, { connections, openWave: 500 });
 }
 
 async function eventsTableBytes(databaseUrl: string): Promise<{ bytes: number; rows: number }> {

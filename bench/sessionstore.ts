@@ -252,6 +252,8 @@ export interface TailRun {
   latency: LatencySummary;
   openSeconds: number;
   serverRssMiB: number;
+  /** The server's CPU from the first append until every event was delivered (or the wait gave up). */
+  serverCpuSeconds?: number;
 }
 
 /**
@@ -269,7 +271,7 @@ export async function tailRun(
   sessions: number,
   rate: number,
   seconds: number,
-  options: { connections?: number; writerUrl?: string } = {},
+  options: { connections?: number; writerUrl?: string; openWave?: number } = {},
 ): Promise<TailRun> {
   // More than a few hundred streams on one HTTP/2 connection run into its session memory limit.
   const connections = Array.from({ length: Math.min(options.connections ?? 10, tails) }, () => newClient(url));
@@ -287,7 +289,7 @@ export async function tailRun(
   let caughtUp = 0;
   let failed: unknown;
   const opened = performance.now();
-  const streams = Array.from({ length: tails }, async (_, i) => {
+  const open = (i: number) => async () => {
     const client = connections[i % connections.length] as SessionStoreClient;
     const key = keys[i % sessions] as (typeof keys)[number];
     try {
@@ -298,16 +300,26 @@ export async function tailRun(
     } catch (err) {
       if (!abort.signal.aborted) failed ??= err;
     }
-  });
-  const deadline = performance.now() + 120_000;
-  while (caughtUp < tails) {
-    if (failed) throw failed;
-    if (performance.now() > deadline) throw new Error(`only ${caughtUp} of ${tails} tails caught up`);
-    await sleep(20);
+  };
+  // Opened in waves of `openWave`, each caught up before the next: clients
+  // arrive over time, and 10,000 calls in one instant starve the server's
+  // event loop long enough for its database connects to time out.
+  const wave = options.openWave ?? tails;
+  const streams: Promise<void>[] = [];
+  const deadline = performance.now() + 300_000;
+  for (let from = 0; from < tails; from += wave) {
+    const to = Math.min(tails, from + wave);
+    for (let i = from; i < to; i++) streams.push(open(i)());
+    while (caughtUp < to) {
+      if (failed) throw failed;
+      if (performance.now() > deadline) throw new Error(`only ${caughtUp} of ${tails} tails caught up`);
+      await sleep(20);
+    }
   }
   const openSeconds = round((performance.now() - opened) / 1000, 2);
 
   const acks = new Map<string, number>();
+  const cpuBefore = sampleProcess(serverPid).cpuSeconds;
   const total = Math.max(1, Math.round(rate * seconds));
   const started = performance.now();
   const inFlight: Promise<void>[] = [];
@@ -327,7 +339,9 @@ export async function tailRun(
   const expected = total * (tails / sessions);
   const settle = performance.now() + 30_000;
   while (deliveries.length < expected && performance.now() < settle) await sleep(20);
-  const serverRssMiB = round(sampleProcess(serverPid).rssMiB, 1);
+  const afterDeliveries = sampleProcess(serverPid);
+  const serverRssMiB = round(afterDeliveries.rssMiB, 1);
+  const serverCpuSeconds = round(afterDeliveries.cpuSeconds - cpuBefore, 2);
   abort.abort();
   await Promise.all(streams);
 
@@ -349,6 +363,7 @@ export async function tailRun(
     latency: summarize(latencies),
     openSeconds,
     serverRssMiB,
+    serverCpuSeconds,
   };
 }
 
