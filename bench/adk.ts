@@ -5,6 +5,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
+import type { TurnRun } from "./scale.js";
 import { stopChild } from "./server.js";
 import type { AppendRun } from "./sessionstore.js";
 import { round, summarize } from "./stats.js";
@@ -101,6 +102,22 @@ export class AdkPeer {
       cpuSecondsPer10k: latencies.length ? round(((r.cpuSeconds as number) / latencies.length) * 10_000, 2) : Number.NaN,
       rssMiB: round(r.rssMiB as number, 1),
       hwmMiB: round(r.hwmMiB as number, 1),
+    };
+  }
+
+  /** GetSession (window 20) + 3 appends per turn, `concurrency` sessions at once (bench/scale.ts has ours). */
+  async turn(tag: string, concurrency: number, warmup: number, seconds: number): Promise<TurnRun> {
+    const r = await this.call("turn", { tag, concurrency, warmup, seconds });
+    const latencies = r.latenciesMs as number[];
+    const elapsed = r.seconds as number;
+    return {
+      ops: latencies.length,
+      errors: 0,
+      seconds: round(elapsed),
+      throughput: round(latencies.length / elapsed, 1),
+      latency: summarize(latencies),
+      concurrency,
+      cpuMsPerTurn: latencies.length ? round(((r.cpuSeconds as number) / latencies.length) * 1000, 3) : Number.NaN,
     };
   }
 

@@ -97,6 +97,52 @@ class Peer:
         finally:
             await svc.close()
 
+    async def turn(self, tag: str, concurrency: int, warmup: float, seconds: float) -> dict[str, Any]:
+        """An agent turn: get_session with the 20 most recent events, then three append_event calls on
+        the session it returned (ADK refuses an append to a session object older than storage: its
+        expected-revision check). `concurrency` turns at once, each on its own session."""
+        svc = self.service()
+        try:
+            for w in range(concurrency):
+                await svc.create_session(app_name="bench-turn", user_id=f"u{w}", session_id=f"{tag}-{w}")
+            config = GetSessionConfig(num_recent_events=20)
+
+            async def loop(w: int, deadline: float, latencies: list[float] | None, counter: list[int]) -> None:
+                while time.perf_counter() < deadline:
+                    n = counter[0]
+                    counter[0] += 1
+                    began = time.perf_counter()
+                    session = await svc.get_session(
+                        app_name="bench-turn", user_id=f"u{w}", session_id=f"{tag}-{w}", config=config
+                    )
+                    if session is None:
+                        raise RuntimeError(f"turn session {tag}-{w} not found")
+                    for k in range(3):
+                        event = Event(
+                            invocation_id=f"inv-{w}-{n}",
+                            author="user",
+                            content=types.Content(role="user", parts=[types.Part(text=TURN_TEXT)]),
+                            actions=EventActions(state_delta={"turn": n * 3 + k}),
+                        )
+                        await svc.append_event(session, event)
+                    if latencies is not None:
+                        latencies.append((time.perf_counter() - began) * 1000)
+
+            counter = [0]
+            if warmup > 0:
+                deadline = time.perf_counter() + warmup
+                await asyncio.gather(*(loop(w, deadline, None, counter) for w in range(concurrency)))
+            latencies: list[float] = []
+            cpu0 = cpu_seconds()
+            t0 = time.perf_counter()
+            deadline = t0 + seconds
+            await asyncio.gather(*(loop(w, deadline, latencies, counter) for w in range(concurrency)))
+            elapsed = time.perf_counter() - t0
+            cpu1 = cpu_seconds()
+            return {"latenciesMs": [round(x, 3) for x in latencies], "seconds": elapsed, "cpuSeconds": cpu1 - cpu0}
+        finally:
+            await svc.close()
+
     async def load_history(self, size: int) -> dict[str, Any]:
         """A session created through ADK's API, its events copied straight into ADK's events table
         in the form ADK itself writes (StorageEvent.from_event)."""

@@ -35,7 +35,7 @@ export interface Plan {
   only: Workload[];
 }
 
-export const WORKLOADS = ["append", "window", "list", "tails"] as const;
+export const WORKLOADS = ["append", "window", "list", "tails", "turn", "scale"] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 export const fullPlan: Plan = {

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CEILING_SQL } from "./ceiling.js";
 import { type AppendSummary, fmt, type Results, type System, summarize } from "./results.js";
+import { renderScale } from "./scale-report.js";
 import { ratio } from "./stats.js";
 
 const names: Record<System, string> = {
@@ -273,6 +274,7 @@ export function renderMarkdown(results: Results): string {
     "PostgreSQL's own CPU is not in these figures; it serves every system the same way. The ADK column is the whole Python process (the service and the small driver loop).",
   );
   out.push("");
+  out.push(...renderScale(results));
   if (results.serverProblems.length > 0) {
     out.push(`The server logged ${results.serverProblems.length} warning(s) during the run; they are in the results JSON.`);
     out.push("");

@@ -1,6 +1,7 @@
 // The shape of bench/results/*.json, and the medians the report is made of.
 
 import type { Plan } from "./plan.js";
+import type { ScaleResults } from "./scale.js";
 import type { AppendRun, TailRun } from "./sessionstore.js";
 import { type LatencySummary, median, ratio, round } from "./stats.js";
 
@@ -23,6 +24,8 @@ export interface Results {
   deepPage: { offset: number; walkCalls: number } | undefined;
   reps: RepResult[];
   serverProblems: string[];
+  /** Issue 13's workloads (bench/scale.ts): the agent turn per rep, the rest once. */
+  scale?: ScaleResults;
 }
 
 export interface AppendSummary {

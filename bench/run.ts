@@ -7,7 +7,7 @@
 //   npm run bench -- --report F    BENCHMARKS.md again from the results file F, without measuring
 //
 // Options: --reps N, --seconds S (measured seconds per append run), --no-adk,
-// --adk (the ADK peer in a smoke run too), --only append,window,list,tails
+// --adk (the ADK peer in a smoke run too), --only append,window,list,tails,turn,scale
 // (a subset, for development; the report then says "not run" for the rest). SESSIONSTORE_BENCH_DATABASE_URL
 // points at another PostgreSQL (default: the role scripts/postgres-up.sh makes).
 
@@ -24,6 +24,7 @@ import { BenchDatabases, DEFAULT_ADMIN_URL, ensurePostgres, findPgbench, serverI
 import { runProfile } from "./profile.js";
 import { renderMarkdown } from "./report.js";
 import type { RepResult, Results } from "./results.js";
+import { runScale, scaleFaults } from "./scale-run.js";
 import { type BenchServer, sampleProcess, startServer } from "./server.js";
 import {
   appendRun,
@@ -274,6 +275,8 @@ async function main(): Promise<void> {
       log(`rep ${rep} catch-up of ${longest.size} events: ${caught.eventsPerSecond} events/s`);
     }
 
+    const scale = await runScale({ plan, root, dbs, server, storeUrl, peer, log });
+
     const final = sampleProcess(server.pid);
     meta.loadAverageAtEnd = os.loadavg().map((l) => round(l, 2));
     meta.durationSeconds = round((Date.now() - started) / 1000, 0);
@@ -290,6 +293,7 @@ async function main(): Promise<void> {
       deepPage,
       reps,
       serverProblems: server.problems,
+      scale,
     };
     const dir = join(root, "bench", "results");
     mkdirSync(dir, { recursive: true });
@@ -313,6 +317,7 @@ async function main(): Promise<void> {
       ...r.tails
         .filter((t) => t.deliveries !== t.expected)
         .map((t) => `tails ${t.tails}/${t.sessions}: ${t.deliveries} of ${t.expected} delivered`),
+      ...scaleFaults(scale),
     ]);
     for (const fault of faults) log(`FAULT ${fault}`);
     if (faults.length > 0) process.exitCode = 1;

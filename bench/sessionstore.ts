@@ -39,7 +39,7 @@ export function newClient(url: string): SessionStoreClient {
   return createSessionStoreClient(url, { timeoutMs: 60_000 });
 }
 
-function turn(n: number, writer: number) {
+export function turn(n: number, writer: number) {
   return {
     author: "user",
     invocationId: `inv-${writer}-${n}`,
@@ -108,10 +108,10 @@ export interface LoadedHistory {
  * written straight into the events table (real protobuf bodies, one per
  * row, in the columns the append path fills), then its revision set.
  */
-export async function loadHistory(url: string, databaseUrl: string, size: number): Promise<LoadedHistory> {
+export async function loadHistory(url: string, databaseUrl: string, size: number, appName = "bench-window"): Promise<LoadedHistory> {
   const began = performance.now();
   const client = newClient(url);
-  const key = { appName: "bench-window", userId: "reader", sessionId: `history-${size}` };
+  const key = { appName, userId: "reader", sessionId: `history-${size}` };
   await client.createSession(key);
   await withClient(databaseUrl, async (db) => {
     const { rows } = await db.query<{ pk: bigint }>("SELECT pk FROM sessions WHERE app_name = $1 AND user_id = $2 AND id = $3", [
@@ -252,6 +252,8 @@ export interface TailRun {
   latency: LatencySummary;
   openSeconds: number;
   serverRssMiB: number;
+  /** The server's CPU from the first append until every event was delivered (or the wait gave up). */
+  serverCpuSeconds?: number;
 }
 
 /**
@@ -269,12 +271,16 @@ export async function tailRun(
   sessions: number,
   rate: number,
   seconds: number,
+  options: { connections?: number; writerUrl?: string; openWave?: number } = {},
 ): Promise<TailRun> {
-  const connections = Array.from({ length: Math.min(10, tails) }, () => newClient(url));
-  const writer = newClient(url);
+  // More than a few hundred streams on one HTTP/2 connection run into its session memory limit.
+  const connections = Array.from({ length: Math.min(options.connections ?? 10, tails) }, () => newClient(url));
+  // Another replica's URL: appends there, tails here (delivery across replicas).
+  const writer = newClient(options.writerUrl ?? url);
   const appName = `bench-tail-${tag}`;
   const keys = Array.from({ length: sessions }, (_, s) => ({ appName, userId: `u${s % 10}`, sessionId: `s${s}` }));
-  for (const key of keys) await writer.createSession(key);
+  // 16 at a time: 10,000 sessions one by one would take longer than the measurement.
+  for (let i = 0; i < keys.length; i += 16) await Promise.all(keys.slice(i, i + 16).map((key) => writer.createSession(key)));
 
   const abort = new AbortController();
   // Every stream listens on the one signal.
@@ -283,7 +289,7 @@ export async function tailRun(
   let caughtUp = 0;
   let failed: unknown;
   const opened = performance.now();
-  const streams = Array.from({ length: tails }, async (_, i) => {
+  const open = (i: number) => async () => {
     const client = connections[i % connections.length] as SessionStoreClient;
     const key = keys[i % sessions] as (typeof keys)[number];
     try {
@@ -294,16 +300,26 @@ export async function tailRun(
     } catch (err) {
       if (!abort.signal.aborted) failed ??= err;
     }
-  });
-  const deadline = performance.now() + 120_000;
-  while (caughtUp < tails) {
-    if (failed) throw failed;
-    if (performance.now() > deadline) throw new Error(`only ${caughtUp} of ${tails} tails caught up`);
-    await sleep(20);
+  };
+  // Opened in waves of `openWave`, each caught up before the next: clients
+  // arrive over time, and 10,000 calls in one instant starve the server's
+  // event loop long enough for its database connects to time out.
+  const wave = options.openWave ?? tails;
+  const streams: Promise<void>[] = [];
+  const deadline = performance.now() + 300_000;
+  for (let from = 0; from < tails; from += wave) {
+    const to = Math.min(tails, from + wave);
+    for (let i = from; i < to; i++) streams.push(open(i)());
+    while (caughtUp < to) {
+      if (failed) throw failed;
+      if (performance.now() > deadline) throw new Error(`only ${caughtUp} of ${tails} tails caught up`);
+      await sleep(20);
+    }
   }
   const openSeconds = round((performance.now() - opened) / 1000, 2);
 
   const acks = new Map<string, number>();
+  const cpuBefore = sampleProcess(serverPid).cpuSeconds;
   const total = Math.max(1, Math.round(rate * seconds));
   const started = performance.now();
   const inFlight: Promise<void>[] = [];
@@ -323,7 +339,9 @@ export async function tailRun(
   const expected = total * (tails / sessions);
   const settle = performance.now() + 30_000;
   while (deliveries.length < expected && performance.now() < settle) await sleep(20);
-  const serverRssMiB = round(sampleProcess(serverPid).rssMiB, 1);
+  const afterDeliveries = sampleProcess(serverPid);
+  const serverRssMiB = round(afterDeliveries.rssMiB, 1);
+  const serverCpuSeconds = round(afterDeliveries.cpuSeconds - cpuBefore, 2);
   abort.abort();
   await Promise.all(streams);
 
@@ -345,6 +363,7 @@ export async function tailRun(
     latency: summarize(latencies),
     openSeconds,
     serverRssMiB,
+    serverCpuSeconds,
   };
 }
 

@@ -12,6 +12,15 @@ import { preparedComment } from "./database.js";
 import { GroupCommit, type Outcome } from "./group-commit.js";
 import { type ForkInput, forkSession, planRewind } from "./history.js";
 import { isConnectionLoss, isConnectRefused, sqlState } from "./pg-errors.js";
+import {
+  type EventPageRow,
+  eventPageQuery,
+  runRead,
+  type SessionListRow,
+  type SessionWindowRow,
+  sessionPageQuery,
+  sessionWindowQuery,
+} from "./read-queries.js";
 import type { Database } from "./schema.js";
 import { type CommittedEvent, NO_OBSERVER, type StoreObserver } from "./store-observer.js";
 import { type SweepScope, sweepScopeFilter } from "./sweep-scope.js";
@@ -256,38 +265,14 @@ export class SessionStore {
     return result;
   }
 
+  /** One statement, one round trip (read-queries.ts). */
   async getSession(key: SessionKey, window: EventWindow): Promise<{ session: StoredSession; events: StoredEvent[] } | undefined> {
-    const cutoff = this.#policies.liveSince(key.appName);
-    const row = await this.db
-      .selectFrom("sessions as s")
-      .leftJoin("app_states as a", "a.app_name", "s.app_name")
-      .leftJoin("user_states as u", (join) => join.onRef("u.app_name", "=", "s.app_name").onRef("u.user_id", "=", "s.user_id"))
-      .select([
-        "s.pk",
-        "s.app_name",
-        "s.user_id",
-        "s.id",
-        "s.state",
-        "s.revision",
-        "s.create_time_ns",
-        "s.update_time_ns",
-        "s.forked_from_id",
-        "s.forked_at_seq",
-        "a.state as app_state",
-        "u.state as user_state",
-      ])
-      .where("s.app_name", "=", key.appName)
-      .where("s.user_id", "=", key.userId)
-      .where("s.id", "=", key.sessionId)
-      .$if(cutoff !== undefined, (qb) => qb.where("s.update_time_ns", ">=", cutoff as bigint))
-      .executeTakeFirst();
+    const rows = await runRead<SessionWindowRow>(this.db, sessionWindowQuery(key, this.#policies.liveSince(key.appName), window));
+    const row = rows[0];
     if (!row) return undefined;
-    const session = toStoredSession(row);
-    if (window.numRecent === 0 || row.revision === 0n) return { session, events: [] };
-
-    const rows = await windowQuery(this.db, row.pk, row.revision, window).execute();
-    if (window.numRecent !== undefined) rows.reverse();
-    return { session, events: rows.map((r) => storedEvent(r.body)) };
+    const events: StoredEvent[] = [];
+    for (let i = 1; i < rows.length; i++) events.push(storedEvent((rows[i] as SessionWindowRow).body as Uint8Array));
+    return { session: toStoredSession(row), events };
   }
 
   /**
@@ -366,34 +351,10 @@ export class SessionStore {
     }
   }
 
+  /** One statement, one round trip (read-queries.ts). */
   async listSessions(q: ListSessionsQuery): Promise<StoredSession[]> {
-    let query = this.db
-      .selectFrom("sessions as s")
-      .leftJoin("user_states as u", (join) => join.onRef("u.app_name", "=", "s.app_name").onRef("u.user_id", "=", "s.user_id"))
-      .select(["s.app_name", "s.user_id", "s.id", "s.state", "s.revision", "s.create_time_ns", "s.update_time_ns", "u.state as user_state"])
-      .where("s.app_name", "=", q.appName);
-    const cutoff = this.#policies.liveSince(q.appName);
-    // Expired sessions are the oldest: the bound starts the index scan past them.
-    if (cutoff !== undefined) query = query.where("s.update_time_ns", ">=", cutoff);
-    // Newest first walks the same index backwards.
-    const dir = q.newestFirst ? "desc" : "asc";
-    const past = q.newestFirst ? sql`<` : sql`>`;
-    if (q.userId !== undefined) {
-      query = query.where("s.user_id", "=", q.userId).orderBy("s.update_time_ns", dir).orderBy("s.id", dir);
-      if (q.after) query = query.where(sql<boolean>`(s.update_time_ns, s.id) ${past} (${q.after.updateTimeNs}, ${q.after.id})`);
-    } else {
-      query = query.orderBy("s.update_time_ns", dir).orderBy("s.id", dir).orderBy("s.user_id", dir);
-      if (q.after) {
-        query = query.where(
-          sql<boolean>`(s.update_time_ns, s.id, s.user_id) ${past} (${q.after.updateTimeNs}, ${q.after.id}, ${q.after.userId})`,
-        );
-      }
-    }
-    const [rows, app] = await Promise.all([
-      query.limit(q.limit).execute(),
-      this.db.selectFrom("app_states").select("state").where("app_name", "=", q.appName).executeTakeFirst(),
-    ]);
-    return rows.map((row) => toStoredSession({ ...row, app_state: app?.state ?? null }));
+    const rows = await runRead<SessionListRow>(this.db, sessionPageQuery({ ...q, cutoff: this.#policies.liveSince(q.appName) }));
+    return rows.map((row) => toStoredSession(row));
   }
 
   /**
@@ -598,17 +559,13 @@ export class SessionStore {
     }
   }
 
-  /** Undefined when the session does not exist. */
+  /** Undefined when the session does not exist. One statement, one round trip (read-queries.ts). */
   async listEvents(q: ListEventsQuery): Promise<StoredEvent[] | undefined> {
-    const sessionPk = await this.sessionPk(q.key);
-    if (sessionPk === undefined) return undefined;
-    let query = this.db.selectFrom("events").select("body").where("session_pk", "=", sessionPk);
-    if (q.cursorSeq !== undefined) query = query.where("seq", q.descending ? "<" : ">", q.cursorSeq);
-    const rows = await query
-      .orderBy("seq", q.descending ? "desc" : "asc")
-      .limit(q.limit)
-      .execute();
-    return rows.map((r) => storedEvent(r.body));
+    const rows = await runRead<EventPageRow>(this.db, eventPageQuery(q.key, this.#policies.liveSince(q.key.appName), q));
+    if (rows.length === 0) return undefined;
+    const events: StoredEvent[] = [];
+    for (let i = 1; i < rows.length; i++) events.push(storedEvent((rows[i] as EventPageRow).body as Uint8Array));
+    return events;
   }
 
   async getUserState(appName: string, userId: string): Promise<JsonObject> {
@@ -616,25 +573,12 @@ export class SessionStore {
   }
 }
 
-/**
- * The events of a GetSession window. It reads only the rows it returns: the
- * N most recent walk the primary key backwards from the revision, a time
- * bound starts at its place in events_by_time. Bounded by the revision read
- * with the session, so the events match that state even when an append
- * commits in between. The N most recent come newest first.
- */
-export function windowQuery(db: Kysely<Database>, sessionPk: bigint, revision: bigint, window: EventWindow) {
-  let query = db.selectFrom("events").select("body").where("session_pk", "=", sessionPk).where("seq", "<=", revision);
-  if (window.afterNs !== undefined) query = query.where("timestamp_ns", ">=", window.afterNs);
-  return window.numRecent === undefined ? query.orderBy("seq", "asc") : query.orderBy("seq", "desc").limit(window.numRecent);
-}
-
 /** The events a replay to `asOfSeq` folds, in seq order: a range of the primary key. */
 export function replayQuery(db: Kysely<Database>, sessionPk: bigint, asOfSeq: bigint) {
   return db.selectFrom("events").select("body").where("session_pk", "=", sessionPk).where("seq", "<=", asOfSeq).orderBy("seq", "asc");
 }
 
-/** The events of `window` among `events` (ascending), as windowQuery selects them. */
+/** The events of `window` among `events` (ascending), as sessionWindowQuery selects them. */
 function inWindow(events: StoredEvent[], window: EventWindow): StoredEvent[] {
   const { afterNs, numRecent } = window;
   const after = afterNs === undefined ? events : events.filter((e) => e.event.timestamp && timestampToNs(e.event.timestamp) >= afterNs);

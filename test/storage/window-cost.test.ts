@@ -2,13 +2,17 @@ import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { splitState } from "../../src/domain/state.js";
 import type { OpenDatabase } from "../../src/storage/database.js";
+import { sessionWindowQuery } from "../../src/storage/read-queries.js";
 import type { Database } from "../../src/storage/schema.js";
-import { type EventWindow, SessionStore, windowQuery } from "../../src/storage/session-store.js";
+import { type EventWindow, SessionStore } from "../../src/storage/session-store.js";
 import { backends } from "../support/backends.js";
 import { rowsRead as planRows } from "../support/plan.js";
 
-function rowsRead(db: Kysely<Database>, sessionPk: bigint, revision: bigint, window: EventWindow): Promise<number> {
-  return planRows(db as Kysely<unknown>, windowQuery(db, sessionPk, revision, window).compile(), "events");
+const KEY = { appName: "bench", userId: "u", sessionId: "long" };
+
+// The whole GetSession statement (session row, states and window in one).
+function rowsRead(db: Kysely<Database>, _sessionPk: bigint, _revision: bigint, window: EventWindow): Promise<number> {
+  return planRows(db as Kysely<unknown>, sessionWindowQuery(KEY, undefined, window), "events");
 }
 
 const HISTORY = 3000;
@@ -22,8 +26,7 @@ for (const backend of backends()) {
     beforeAll(async () => {
       opened = await backend.open();
       const store = new SessionStore(opened.db);
-      const key = { appName: "bench", userId: "u", sessionId: "long" };
-      await store.createSession(key, splitState({}));
+      await store.createSession(KEY, splitState({}));
       // Bulk-load the history in one statement; appending 3,000 events one by one adds nothing to this test.
       const row = await opened.db.selectFrom("sessions").select("pk").executeTakeFirstOrThrow();
       pk = row.pk;
