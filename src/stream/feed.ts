@@ -1,6 +1,11 @@
+import { context, type Link, ROOT_CONTEXT, type Span, trace } from "@opentelemetry/api";
 import type { Logger } from "../log/logger.js";
 import type { EventLog, LoggedEvent } from "../storage/event-log.js";
 import { compare, type LogPosition } from "../storage/log-position.js";
+import { getTracer, tracingEnabled } from "../tracing/tracing.js";
+
+/** Links a fan-out span keeps to the commits that woke it; a burst beyond this is counted, not linked. */
+const MAX_LINKS = 32;
 
 /** What a tail asks the feed for. */
 export interface FeedFilter {
@@ -51,6 +56,9 @@ export class EventFeed {
   #retryTimer: NodeJS.Timeout | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** While tracing is on: the spans (batches) whose commits woke the feed since its last read. */
+  #wakers: Link[] = [];
+  #wakes = 0;
 
   constructor(log: EventLog, logger: Logger, options: FeedOptions) {
     this.#log = log;
@@ -119,6 +127,14 @@ export class EventFeed {
   wake(): void {
     if (this.#closed || this.#count === 0) return;
     this.#dirty = true;
+    if (tracingEnabled()) {
+      this.#wakes++;
+      const waker = trace.getSpanContext(context.active());
+      if (waker && this.#wakers.length < MAX_LINKS) this.#wakers.push({ context: waker });
+      // The loop serves whoever wakes it next, not this caller: it runs in no call's trace.
+      if (!this.#running) void context.with(ROOT_CONTEXT, () => this.#run());
+      return;
+    }
     if (!this.#running) void this.#run();
   }
 
@@ -146,10 +162,12 @@ export class EventFeed {
         this.#dirty = false;
         const from = this.#position;
         if (!from) break;
+        const span = this.#fanOutSpan();
         let read: Awaited<ReturnType<EventLog["readScope"]>>;
         try {
-          read = await this.#log.readScope({}, from, this.#options.batch);
+          read = await (span ? context.with(trace.setSpan(ROOT_CONTEXT, span), () => this.#readFrom(from)) : this.#readFrom(from));
         } catch (err) {
+          span?.end();
           this.#logger.warn("live feed read failed; tails re-read from the table", { err });
           this.resetAll();
           this.#scheduleRetry();
@@ -157,7 +175,16 @@ export class EventFeed {
         }
         // A subscriber that arrived during the read may have started past
         // rows this read returns; tails drop what they already hold.
-        for (const event of read.events) this.#dispatch(event);
+        let deliveries = 0;
+        for (const event of read.events) deliveries += this.#dispatch(event);
+        if (span) {
+          span.setAttributes({
+            "sessionstore.feed.events": read.events.length,
+            "sessionstore.feed.deliveries": deliveries,
+            "sessionstore.feed.tails": this.#count,
+          });
+          span.end();
+        }
         if (this.#count > 0 && compare(read.reached, from) > 0) this.#position = read.reached;
         this.#broadcastProgress(read.reached);
         if (read.events.length >= this.#options.batch) this.#dirty = true;
@@ -167,6 +194,24 @@ export class EventFeed {
     } finally {
       this.#running = false;
     }
+  }
+
+  #readFrom(from: LogPosition) {
+    return this.#log.readScope({}, from, this.#options.batch);
+  }
+
+  /**
+   * While tracing is on, a read woken by this process's commits is a span
+   * of its own (the fan-out to tails), linked to the batches that woke it;
+   * reads woken by a poll or another replica are not traced.
+   */
+  #fanOutSpan(): Span | undefined {
+    if (this.#wakers.length === 0) return undefined;
+    const links = this.#wakers;
+    const wakes = this.#wakes;
+    this.#wakers = [];
+    this.#wakes = 0;
+    return getTracer().startSpan("sessionstore.feed.fan_out", { root: true, links, attributes: { "sessionstore.feed.wakes": wakes } });
   }
 
   // Rows committed above the watermark wait for an older transaction to end,
@@ -183,7 +228,8 @@ export class EventFeed {
 
   #ensurePolling(): void {
     if (this.#pollTimer || this.#closed) return;
-    this.#pollTimer = setInterval(() => this.wake(), this.#options.pollMs);
+    // Created in no call's context: a poll wakes the feed on nobody's behalf.
+    this.#pollTimer = context.with(ROOT_CONTEXT, () => setInterval(() => this.wake(), this.#options.pollMs));
     this.#pollTimer.unref();
   }
 
@@ -194,10 +240,22 @@ export class EventFeed {
     this.#retryTimer = undefined;
   }
 
-  #dispatch(event: LoggedEvent): void {
-    for (const subscriber of this.#bySession.get(event.sessionPk) ?? []) subscriber.push(event);
-    for (const subscriber of this.#byUser.get(userKey(event.appName, event.userId)) ?? []) subscriber.push(event);
-    for (const subscriber of this.#byApp.get(event.appName) ?? []) subscriber.push(event);
+  /** Hands the event to the tails of its scope; returns how many. */
+  #dispatch(event: LoggedEvent): number {
+    let n = 0;
+    for (const subscriber of this.#bySession.get(event.sessionPk) ?? []) {
+      subscriber.push(event);
+      n++;
+    }
+    for (const subscriber of this.#byUser.get(userKey(event.appName, event.userId)) ?? []) {
+      subscriber.push(event);
+      n++;
+    }
+    for (const subscriber of this.#byApp.get(event.appName) ?? []) {
+      subscriber.push(event);
+      n++;
+    }
+    return n;
   }
 
   #broadcastProgress(position: LogPosition): void {
