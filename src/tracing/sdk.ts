@@ -1,4 +1,4 @@
-import { type DiagLogger, DiagLogLevel, diag } from "@opentelemetry/api";
+import { context, type DiagLogger, DiagLogLevel, diag, ROOT_CONTEXT } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
@@ -13,6 +13,8 @@ import { setTracingEnabled } from "./tracing.js";
 // (the exporter), OTEL_TRACES_SAMPLER and _ARG (the provider), OTEL_BSP_*
 // (the batch processor), OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the
 // resource). Spans go out over OTLP/HTTP with JSON bodies.
+
+const MAX_DETAIL = 1000;
 
 export interface Tracing {
   /** Sends the spans still buffered and stops; the server calls it last on shutdown. */
@@ -47,13 +49,12 @@ export function startTracing(logger: Logger): Tracing {
   };
 }
 
+/** The SDK's own complaints (an export that failed, a bad variable), as warnings outside any call's trace. */
 function diagToLogger(logger: Logger): DiagLogger {
+  const warn = (message: string, ...args: unknown[]) =>
+    context.with(ROOT_CONTEXT, () =>
+      logger.warn("tracing failed", { detail: [message, ...args.map(String)].join(" ").slice(0, MAX_DETAIL) }),
+    );
   const ignore = () => {};
-  return {
-    error: (message, ...args) => logger.warn(`tracing: ${message}`, args.length > 0 ? { details: args.map(String) } : undefined),
-    warn: (message, ...args) => logger.warn(`tracing: ${message}`, args.length > 0 ? { details: args.map(String) } : undefined),
-    info: ignore,
-    debug: ignore,
-    verbose: ignore,
-  };
+  return { error: warn, warn, info: ignore, debug: ignore, verbose: ignore };
 }
