@@ -162,7 +162,8 @@ export class EventFeed {
         this.#dirty = false;
         const from = this.#position;
         if (!from) break;
-        const span = this.#fanOutSpan();
+        const traced = this.#fanOutSpan();
+        const span = traced?.span;
         let read: Awaited<ReturnType<EventLog["readScope"]>>;
         try {
           read = await (span ? context.with(trace.setSpan(ROOT_CONTEXT, span), () => this.#readFrom(from)) : this.#readFrom(from));
@@ -182,8 +183,11 @@ export class EventFeed {
             "sessionstore.feed.events": read.events.length,
             "sessionstore.feed.deliveries": deliveries,
             "sessionstore.feed.tails": this.#count,
+            "sessionstore.feed.pending": read.pending,
           });
           span.end();
+          // Their rows wait for an older transaction: the retry that finds them is still their fan-out.
+          if (read.events.length === 0 && read.pending && traced) this.#wakers = traced.links.concat(this.#wakers).slice(0, MAX_LINKS);
         }
         if (this.#count > 0 && compare(read.reached, from) > 0) this.#position = read.reached;
         this.#broadcastProgress(read.reached);
@@ -205,13 +209,18 @@ export class EventFeed {
    * of its own (the fan-out to tails), linked to the batches that woke it;
    * reads woken by a poll or another replica are not traced.
    */
-  #fanOutSpan(): Span | undefined {
+  #fanOutSpan(): { span: Span; links: Link[] } | undefined {
     if (this.#wakers.length === 0) return undefined;
     const links = this.#wakers;
     const wakes = this.#wakes;
     this.#wakers = [];
     this.#wakes = 0;
-    return getTracer().startSpan("sessionstore.feed.fan_out", { root: true, links, attributes: { "sessionstore.feed.wakes": wakes } });
+    const span = getTracer().startSpan("sessionstore.feed.fan_out", {
+      root: true,
+      links,
+      attributes: { "sessionstore.feed.wakes": wakes },
+    });
+    return { span, links };
   }
 
   // Rows committed above the watermark wait for an older transaction to end,
