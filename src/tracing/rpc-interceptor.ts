@@ -35,6 +35,8 @@ const SERVER_FAULTS: ReadonlySet<Code> = new Set([
   Code.DataLoss,
 ]);
 
+const CLIENT_LEFT = new ConnectError("the stream was abandoned before its end", Code.Canceled);
+
 function rpcSystem(contentType: string | null): "grpc" | "grpc_web" | "connect_rpc" {
   if (contentType?.startsWith("application/grpc-web")) return "grpc_web";
   if (contentType?.startsWith("application/grpc")) return "grpc";
@@ -124,8 +126,8 @@ function within<T>(messages: AsyncIterable<T>, active: Context, end: (err?: unkn
       return {
         next: (...args) => step(() => it.next(...args)),
         return: (value?: unknown) => {
-          // Returned early: the client left, or the call was ended for it.
-          finish(signal.aborted ? ConnectError.from(signal.reason, Code.Canceled) : undefined);
+          // Returned early: the client left (perhaps before its signal says so), or the call was ended for it.
+          finish(signal.aborted ? ConnectError.from(signal.reason, Code.Canceled) : CLIENT_LEFT);
           return it.return
             ? context.with(active, () => (it.return as (v?: unknown) => Promise<IteratorResult<T>>)(value))
             : Promise.resolve({ done: true, value: undefined as T });
