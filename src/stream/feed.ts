@@ -1,10 +1,10 @@
-import { context, type Link, ROOT_CONTEXT, type Span, trace } from "@opentelemetry/api";
+import { context, type Link, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import type { Logger } from "../log/logger.js";
 import type { EventLog, LoggedEvent } from "../storage/event-log.js";
 import { compare, type LogPosition } from "../storage/log-position.js";
 import { getTracer, tracingEnabled } from "../tracing/tracing.js";
 
-/** Links a fan-out span keeps to the commits that woke it; a burst beyond this is counted, not linked. */
+/** Links a fan-out span keeps to the batches that woke it; a burst beyond this is counted, not linked. */
 const MAX_LINKS = 32;
 
 /** What a tail asks the feed for. */
@@ -56,9 +56,9 @@ export class EventFeed {
   #retryTimer: NodeJS.Timeout | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
   #closed = false;
-  /** While tracing is on: the spans (batches) whose commits woke the feed since its last read. */
-  #wakers: Link[] = [];
-  #wakes = 0;
+  /** While tracing is on: the spans (batches) whose commits woke the feed since its last traced read, and how many. */
+  #links: Link[] = [];
+  #wakers = 0;
 
   constructor(log: EventLog, logger: Logger, options: FeedOptions) {
     this.#log = log;
@@ -128,9 +128,11 @@ export class EventFeed {
     if (this.#closed || this.#count === 0) return;
     this.#dirty = true;
     if (tracingEnabled()) {
-      this.#wakes++;
       const waker = trace.getSpanContext(context.active());
-      if (waker && this.#wakers.length < MAX_LINKS) this.#wakers.push({ context: waker });
+      if (waker) {
+        this.#wakers++;
+        if (this.#links.length < MAX_LINKS) this.#links.push({ context: waker });
+      }
       // The loop serves whoever wakes it next, not this caller: it runs in no call's trace.
       if (!this.#running) void context.with(ROOT_CONTEXT, () => this.#run());
       return;
@@ -162,13 +164,11 @@ export class EventFeed {
         this.#dirty = false;
         const from = this.#position;
         if (!from) break;
-        const traced = this.#fanOutSpan();
-        const span = traced?.span;
+        const started = tracingEnabled() ? performance.timeOrigin + performance.now() : 0;
         let read: Awaited<ReturnType<EventLog["readScope"]>>;
         try {
-          read = await (span ? context.with(trace.setSpan(ROOT_CONTEXT, span), () => this.#readFrom(from)) : this.#readFrom(from));
+          read = await this.#log.readScope({}, from, this.#options.batch);
         } catch (err) {
-          span?.end();
           this.#logger.warn("live feed read failed; tails re-read from the table", { err });
           this.resetAll();
           this.#scheduleRetry();
@@ -178,17 +178,7 @@ export class EventFeed {
         // rows this read returns; tails drop what they already hold.
         let deliveries = 0;
         for (const event of read.events) deliveries += this.#dispatch(event);
-        if (span) {
-          span.setAttributes({
-            "sessionstore.feed.events": read.events.length,
-            "sessionstore.feed.deliveries": deliveries,
-            "sessionstore.feed.tails": this.#count,
-            "sessionstore.feed.pending": read.pending,
-          });
-          span.end();
-          // Their rows wait for an older transaction: the retry that finds them is still their fan-out.
-          if (read.events.length === 0 && read.pending && traced) this.#wakers = traced.links.concat(this.#wakers).slice(0, MAX_LINKS);
-        }
+        if (started > 0 && read.events.length > 0) this.#traceFanOut(started, read.events.length, deliveries);
         if (this.#count > 0 && compare(read.reached, from) > 0) this.#position = read.reached;
         this.#broadcastProgress(read.reached);
         if (read.events.length >= this.#options.batch) this.#dirty = true;
@@ -200,27 +190,31 @@ export class EventFeed {
     }
   }
 
-  #readFrom(from: LogPosition) {
-    return this.#log.readScope({}, from, this.#options.batch);
-  }
-
   /**
-   * While tracing is on, a read woken by this process's commits is a span
-   * of its own (the fan-out to tails), linked to the batches that woke it;
-   * reads woken by a poll or another replica are not traced.
+   * While tracing is on, a read that found rows committed by this process's
+   * traced calls is a span of its own (the fan-out to tails), linked to the
+   * batches that woke the feed since the last such read; its start is the
+   * read's. Reads of rows from other replicas only are not traced.
    */
-  #fanOutSpan(): { span: Span; links: Link[] } | undefined {
-    if (this.#wakers.length === 0) return undefined;
-    const links = this.#wakers;
-    const wakes = this.#wakes;
-    this.#wakers = [];
-    this.#wakes = 0;
-    const span = getTracer().startSpan("sessionstore.feed.fan_out", {
-      root: true,
-      links,
-      attributes: { "sessionstore.feed.wakes": wakes },
-    });
-    return { span, links };
+  #traceFanOut(started: number, events: number, deliveries: number): void {
+    if (this.#links.length === 0) return;
+    const links = this.#links;
+    const wakers = this.#wakers;
+    this.#links = [];
+    this.#wakers = 0;
+    getTracer()
+      .startSpan("sessionstore.feed.fan_out", {
+        root: true,
+        startTime: started,
+        links,
+        attributes: {
+          "sessionstore.feed.commits": wakers,
+          "sessionstore.feed.events": events,
+          "sessionstore.feed.deliveries": deliveries,
+          "sessionstore.feed.tails": this.#count,
+        },
+      })
+      .end();
   }
 
   // Rows committed above the watermark wait for an older transaction to end,
@@ -252,17 +246,14 @@ export class EventFeed {
   /** Hands the event to the tails of its scope; returns how many. */
   #dispatch(event: LoggedEvent): number {
     let n = 0;
-    for (const subscriber of this.#bySession.get(event.sessionPk) ?? []) {
-      subscriber.push(event);
-      n++;
-    }
-    for (const subscriber of this.#byUser.get(userKey(event.appName, event.userId)) ?? []) {
-      subscriber.push(event);
-      n++;
-    }
-    for (const subscriber of this.#byApp.get(event.appName) ?? []) {
-      subscriber.push(event);
-      n++;
+    for (const tails of [
+      this.#bySession.get(event.sessionPk),
+      this.#byUser.get(userKey(event.appName, event.userId)),
+      this.#byApp.get(event.appName),
+    ]) {
+      if (!tails) continue;
+      for (const subscriber of tails) subscriber.push(event);
+      n += tails.size;
     }
     return n;
   }
@@ -297,6 +288,8 @@ export class EventFeed {
       // Idle: forget the position so a later first tail starts from "now".
       this.#position = undefined;
       this.#stopTimers();
+      this.#links = [];
+      this.#wakers = 0;
     }
   }
 }
