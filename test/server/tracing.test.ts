@@ -27,7 +27,10 @@ interface ServerProcess {
   child: ChildProcess;
   logs: LogLine[];
   url: Promise<string>;
+  /** The exit code, once the process has ended and its output is read. */
   exited: Promise<number | null>;
+  /** The first log line (so far or later) that matches. */
+  waitForLog(match: (line: LogLine) => boolean): Promise<LogLine>;
   /** The @opentelemetry modules the process resolved. */
   imports(): string[];
 }
@@ -83,7 +86,11 @@ function startServer(args: string[], env: Record<string, string>, owner: Cleanup
   let partial = "";
   let stderr = "";
   let listening: (url: string) => void = () => {};
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
+  const arrived: (() => void)[] = [];
+  void exited.then(() => {
+    for (const wake of arrived.splice(0)) wake();
+  });
   const url = new Promise<string>((resolve, reject) => {
     listening = resolve;
     exited.then((code) => reject(new Error(`server exited (${code}) before listening:\n${stderr}`)));
@@ -103,6 +110,7 @@ function startServer(args: string[], env: Record<string, string>, owner: Cleanup
       }
       logs.push(line);
       if (line.msg === "sessionstore listening") listening(line.url as string);
+      for (const wake of arrived.splice(0)) wake();
     }
   });
   return {
@@ -110,6 +118,14 @@ function startServer(args: string[], env: Record<string, string>, owner: Cleanup
     logs,
     url,
     exited,
+    async waitForLog(match) {
+      for (;;) {
+        const found = logs.find(match);
+        if (found) return found;
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server ended without that log line:\n${stderr}`);
+        await new Promise<void>((resolve) => arrived.push(resolve));
+      }
+    },
     imports: () => {
       try {
         return readFileSync(importsLog, "utf8").split("\n").filter(Boolean);
@@ -269,7 +285,7 @@ describe.each(backends())("traces ($name)", (backend) => {
       expect(sql.kind).toBe(3); // CLIENT
       expect(sql.attributes["db.query.text"]).toContain("sessionstore_append(");
       // The store's warning about the session's limit was written during the call.
-      const warning = server.logs.find((l) => l.msg === "session is approaching a limit" && l.trace_id === caller.traceId);
+      const warning = await server.waitForLog((l) => l.msg === "session is approaching a limit" && l.trace_id === caller.traceId);
       expect(warning).toMatchObject({ trace_id: caller.traceId, request_id: caller.requestId });
       expect([rpc.spanId, batch.spanId]).toContain(warning?.span_id);
     },
@@ -351,7 +367,10 @@ describe.each(backends())("traces ($name)", (backend) => {
       // Request ids do not depend on tracing, and the call's own log lines name them.
       expect(echoed).toBe(caller.requestId);
       await expect(client.getUserState({ appName: "elsewhere", userId }, { headers: caller.headers })).rejects.toThrow(/permission denied/);
-      expect(server.logs.find((l) => l.msg === "permission denied")).toMatchObject({ appName: "elsewhere", request_id: caller.requestId });
+      expect(await server.waitForLog((l) => l.msg === "permission denied")).toMatchObject({
+        appName: "elsewhere",
+        request_id: caller.requestId,
+      });
       process.kill(server.child.pid as number, "SIGTERM");
       expect(await server.exited).toBe(0);
       expect(quiet.requests).toBe(0);
