@@ -15,7 +15,8 @@ export function traceQuery(event: LogEvent): void {
   if (!trace.getActiveSpan()) return;
   const ended = performance.timeOrigin + performance.now();
   const text = event.query.sql;
-  const operation = /^\s*([a-z]+)/i.exec(text)?.[1]?.toUpperCase() ?? "SQL";
+  // Past leading comments (a prepared statement's name is one, see storage/database.ts).
+  const operation = /^(?:\s*\/\*[\s\S]*?\*\/)*\s*([a-z]+)/i.exec(text)?.[1]?.toUpperCase() ?? "SQL";
   const target = /\b(?:from|into|update|join)\s+"?([a-z_][a-z0-9_]*)"?/i.exec(text)?.[1];
   const summary = target ? `${operation} ${target}` : operation;
   const span = getTracer().startSpan(summary, {
