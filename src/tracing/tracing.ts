@@ -16,8 +16,7 @@ export function tracingEnabled(): boolean {
 
 /** The server's tracer; only meaningful while `tracingEnabled()`. */
 export function getTracer(): Tracer {
-  tracer ??= trace.getTracer("sessionstore");
-  return tracer;
+  return tracer ?? trace.getTracer("sessionstore");
 }
 
 /** Called by sdk.ts once its provider is registered, and with false when it shuts down. */
