@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig, usage } from "./config/config.js";
 import { createLogger } from "./log/logger.js";
 import { startServer } from "./server/server.js";
+import { tracingConfigured } from "./tracing/tracing.js";
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -22,6 +23,9 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
+  // The SDK is loaded only when traces are asked for: otherwise the API's
+  // no-op tracer stays, and nothing on the hot path records anything.
+  const tracing = tracingConfigured(process.env) ? (await import("./tracing/sdk.js")).startTracing(logger) : undefined;
   const server = await startServer(config, { logger });
   // The one line meant for a person (logs are JSON on stderr): where to click.
   process.stdout.write(`Sessionstore web console: ${server.url}/\n`);
@@ -33,13 +37,16 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     logger.info("signal received", { signal });
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error("shutdown failed", { err });
-        process.exit(1);
-      },
-    );
+    server
+      .close()
+      .then(() => tracing?.shutdown())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error("shutdown failed", { err });
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);

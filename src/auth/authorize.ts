@@ -8,6 +8,7 @@ import { MemoryService } from "../../gen/ts/sessionstore/v1/memory_service_pb.js
 import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.js";
 import { APP_PREFIX } from "../domain/state.js";
 import type { Logger } from "../log/logger.js";
+import { REQUEST_ID_HEADER } from "../server/request-id.js";
 import { grantKey } from "./grant-context.js";
 import type { TokenGrant, TokenStore } from "./tokens.js";
 
@@ -63,7 +64,7 @@ export function authInterceptor(tokens: TokenStore, logger: Logger): Interceptor
     const method = req.method.name;
     if (req.service.typeName === ConsoleService.typeName && CONSOLE.has(method)) {
       const appName = (req.message as Addressed).appName;
-      if (appName !== undefined) authorizeApp(grant, method, appName, logger);
+      if (appName !== undefined) authorizeApp(grant, method, appName, logger, req.header.get(REQUEST_ID_HEADER));
       req.contextValues.set(grantKey, grant);
       return next(req);
     }
@@ -71,7 +72,7 @@ export function authInterceptor(tokens: TokenStore, logger: Logger): Interceptor
     if (!rules || !(rules.reads.has(method) || rules.writes.has(method))) {
       throw new ConnectError(`no authorization rule covers ${req.service.typeName}/${method}`, Code.PermissionDenied);
     }
-    const check = (message: Addressed) => authorize(grant, method, message, logger, rules.writes);
+    const check = (message: Addressed) => authorize(grant, method, message, logger, rules.writes, req.header.get(REQUEST_ID_HEADER));
     if (!req.stream) {
       check(req.message as Addressed);
       return next(req);
@@ -94,22 +95,37 @@ function authenticate(tokens: TokenStore, header: string | null): TokenGrant {
   return grant;
 }
 
-function denial(grant: TokenGrant, method: string, appName: string, userId: string, why: string, logger?: Logger) {
-  logger?.warn("permission denied", { token: grant.name, method, appName, userId, why });
+function denial(
+  grant: TokenGrant,
+  method: string,
+  appName: string,
+  userId: string,
+  why: string,
+  logger?: Logger,
+  requestId?: string | null,
+) {
+  logger?.warn("permission denied", { token: grant.name, method, appName, userId, why, ...(requestId ? { request_id: requestId } : {}) });
   return new ConnectError(`permission denied: ${why}`, Code.PermissionDenied);
 }
 
-function authorizeApp(grant: TokenGrant, method: string, appName: string, logger?: Logger): void {
+function authorizeApp(grant: TokenGrant, method: string, appName: string, logger?: Logger, requestId?: string | null): void {
   if (grant.apps !== "*" && !grant.apps.has(appName)) {
-    throw denial(grant, method, appName, "", `this token does not grant app "${appName}"`, logger);
+    throw denial(grant, method, appName, "", `this token does not grant app "${appName}"`, logger, requestId);
   }
 }
 
-export function authorize(grant: TokenGrant, method: string, req: Addressed, logger?: Logger, writes: ReadonlySet<string> = WRITES): void {
+export function authorize(
+  grant: TokenGrant,
+  method: string,
+  req: Addressed,
+  logger?: Logger,
+  writes: ReadonlySet<string> = WRITES,
+  requestId?: string | null,
+): void {
   const appName = req.appName ?? "";
   const userId = req.userId ?? "";
-  const deny = (why: string) => denial(grant, method, appName, userId, why, logger);
-  authorizeApp(grant, method, appName, logger);
+  const deny = (why: string) => denial(grant, method, appName, userId, why, logger, requestId);
+  authorizeApp(grant, method, appName, logger, requestId);
   if (grant.user !== undefined && userId !== grant.user) {
     throw deny(userId === "" ? "this token is limited to one user; set user_id" : `this token does not grant user "${userId}"`);
   }

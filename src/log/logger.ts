@@ -1,5 +1,8 @@
 // One JSON line per record on stderr: easy to grep locally and to ship from a
-// container without a logging library.
+// container without a logging library. Inside a call, while tracing is on,
+// each line carries the call's trace, span and request ids.
+import { activeTraceFields, tracingEnabled } from "../tracing/tracing.js";
+
 export type Level = "debug" | "info" | "warn" | "error";
 
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -15,7 +18,8 @@ export function createLogger(level: Level = "info", sink: (line: string) => void
   const min = order[level];
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < min) return;
-    sink(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }, replacer));
+    const trace = tracingEnabled() ? activeTraceFields() : undefined;
+    sink(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...trace, ...fields }, replacer));
   };
   return {
     debug: (m, f) => emit("debug", m, f),

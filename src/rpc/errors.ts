@@ -12,6 +12,7 @@ import {
   Unsupported,
 } from "../domain/outcomes.js";
 import type { Logger } from "../log/logger.js";
+import { REQUEST_ID_HEADER } from "../server/request-id.js";
 import { databaseOutcome, sqlState } from "../storage/pg-errors.js";
 
 // Every failure leaves the server through here. Handlers throw ConnectError
@@ -37,8 +38,8 @@ const STATUS: ReadonlyArray<readonly [abstract new (...args: never[]) => StoreOu
 // KiB; a message quoting a huge key would make the answer itself fail.
 const MAX_MESSAGE_CHARS = 1024;
 
-export function toConnectError(err: unknown, logger: Logger, procedure: string): ConnectError {
-  const mapped = classify(err, logger, procedure);
+export function toConnectError(err: unknown, logger: Logger, procedure: string, requestId?: string | null): ConnectError {
+  const mapped = classify(err, logger, procedure, requestId);
   if (mapped.rawMessage.length <= MAX_MESSAGE_CHARS) return mapped;
   return new ConnectError(`${mapped.rawMessage.slice(0, MAX_MESSAGE_CHARS)}…`, mapped.code, mapped.metadata);
 }
@@ -49,14 +50,14 @@ export function statusOf(outcome: StoreOutcome): Code {
   return Code.Internal;
 }
 
-function classify(err: unknown, logger: Logger, procedure: string): ConnectError {
+function classify(err: unknown, logger: Logger, procedure: string, requestId: string | null | undefined): ConnectError {
   if (err instanceof ConnectError) return err;
   const outcome = databaseOutcome(err);
   if (outcome) {
     const code = statusOf(outcome);
     if (code !== Code.Internal) return new ConnectError(outcome.message, code, undefined, undefined, outcome);
   }
-  logger.error("unexpected error", { procedure, err, sqlState: sqlState(err) });
+  logger.error("unexpected error", { procedure, err, sqlState: sqlState(err), ...(requestId ? { request_id: requestId } : {}) });
   return new ConnectError("internal error", Code.Internal);
 }
 
@@ -72,12 +73,12 @@ export function errorInterceptor(logger: Logger): Interceptor {
           try {
             yield* res.message;
           } catch (err) {
-            throw toConnectError(err, logger, procedure);
+            throw toConnectError(err, logger, procedure, req.header.get(REQUEST_ID_HEADER));
           }
         })(),
       };
     } catch (err) {
-      throw toConnectError(err, logger, procedure);
+      throw toConnectError(err, logger, procedure, req.header.get(REQUEST_ID_HEADER));
     }
   };
 }

@@ -2,6 +2,7 @@ import { create, fromBinary } from "@bufbuild/protobuf";
 import { durationMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { trace } from "@opentelemetry/api";
 import { type Event, EventSchema } from "../../gen/ts/sessionstore/v1/event_pb.js";
 import {
   type StreamEventsRequest,
@@ -17,6 +18,7 @@ import { databaseOutcome } from "../storage/pg-errors.js";
 import { notFound, type SessionStore } from "../storage/session-store.js";
 import type { StreamHub } from "../stream/hub.js";
 import { type TailItem, type TailOptions, tailScope, tailSession } from "../stream/tail.js";
+import { tracingEnabled } from "../tracing/tracing.js";
 import { asField, encodeWithStored, withEncoding } from "./encoded.js";
 import { decodeToken, parseBigInt, tokenEncoder } from "./page-token.js";
 import { invalid, requireId } from "./validate.js";
@@ -143,6 +145,7 @@ function heartbeat(req: StreamEventsRequest, fallbackMs: number): number {
 }
 
 function respond<P>(item: TailItem<P>, scope: string, cursor: (position: P) => string): StreamEventsResponse {
+  if (tracingEnabled()) noteDelivery(item);
   switch (item.kind) {
     case "event":
       return eventResponse(item.event, scope, () => cursor(item.position));
@@ -152,6 +155,21 @@ function respond<P>(item: TailItem<P>, scope: string, cursor: (position: P) => s
       return create(StreamEventsResponseSchema, {
         kind: { case: "heartbeat", value: { cursor: cursor(item.position), time: nsToTimestamp(nowNs()) } },
       });
+  }
+}
+
+/**
+ * Each event a tail delivers, and its catching up, are events on the call's
+ * span (the exporter keeps the first 128 of a long tail); heartbeats are not.
+ */
+function noteDelivery<P>(item: TailItem<P>): void {
+  if (item.kind === "event") {
+    trace.getActiveSpan()?.addEvent("event delivered", {
+      "sessionstore.session_id": item.event.sessionId,
+      "sessionstore.seq": Number(item.event.seq),
+    });
+  } else if (item.kind === "caughtUp") {
+    trace.getActiveSpan()?.addEvent("caught up");
   }
 }
 

@@ -43,9 +43,12 @@ import { type OpenDatabase, openDatabase } from "../storage/database.js";
 import { MemoryStore } from "../storage/memory-store.js";
 import { SessionStore } from "../storage/session-store.js";
 import { StreamHub } from "../stream/hub.js";
+import { traceInterceptor } from "../tracing/rpc-interceptor.js";
+import { tracingEnabled } from "../tracing/tracing.js";
 import { grpcHandler } from "./grpc/handler.js";
 import { isAbandoned } from "./grpc/unary.js";
 import { createListener, type TlsFiles } from "./listener.js";
+import { assignRequestId } from "./request-id.js";
 import { serviceRoute } from "./routes.js";
 
 export interface RunningServer {
@@ -188,6 +191,8 @@ export async function startServer(config: Config, options: StartOptions): Promis
     serviceRoute(ServerReflection, reflectionServiceImpl(files, serviceNames)),
   ];
   const interceptors = [
+    // Outermost, so the span holds the whole call and ends with its final status.
+    ...(tracingEnabled() ? [traceInterceptor()] : []),
     metricsInterceptor(metrics),
     errorInterceptor(logger),
     refuseAbandoned,
@@ -215,6 +220,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const page = consoleAssets(logger);
   const scrape = scrapeRoute(metrics, tokens, logger);
   const handler: typeof connect = (req, res) => {
+    assignRequestId(req, res);
     if (req.httpVersionMajor === 2 && grpc(req as Http2ServerRequest, res as Http2ServerResponse)) return;
     if (scrape(req, res)) return;
     if (page(req, res)) return;

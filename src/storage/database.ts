@@ -5,6 +5,8 @@ import { btree_gin } from "@electric-sql/pglite/contrib/btree_gin";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { Kysely, PostgresDialect, type PostgresPoolClient } from "kysely";
 import pg from "pg";
+import { traceQuery } from "../tracing/sql-spans.js";
+import { tracingEnabled } from "../tracing/tracing.js";
 import { DatabaseHealth } from "./database-health.js";
 import { lockDataDir } from "./embedded-lock.js";
 import { migrateToLatest } from "./migrate.js";
@@ -117,6 +119,7 @@ function openPostgres(url: string, poolSize: number): OpenDatabase {
         end: () => pool.end(),
       },
     }),
+    log: sqlLog(),
   });
   return {
     db,
@@ -215,7 +218,7 @@ async function openPGlite(options: OpenOptions): Promise<OpenDatabase> {
   const health = new DatabaseHealth(async () => {
     await embedded.query("SELECT 1");
   });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, (err) => health.observe(err)) });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, (err) => health.observe(err)), log: sqlLog() });
   return {
     db,
     backend: "pglite",
@@ -227,6 +230,11 @@ async function openPGlite(options: OpenOptions): Promise<OpenDatabase> {
       await unlock();
     },
   };
+}
+
+/** SQL spans while tracing is on; with no log, Kysely adds nothing around a query. */
+function sqlLog(): typeof traceQuery | undefined {
+  return tracingEnabled() ? traceQuery : undefined;
 }
 
 export function redactUrl(url: string): string {

@@ -149,6 +149,7 @@ export class SessionStore {
       maxBatches: options.appendBatches ?? 1,
       maxBatchSize: 128,
       onBatch: options.onAppendBatch,
+      name: "sessionstore.append_batch",
       // One write per user or app state in a batch: they are written last,
       // in key order, so that batches cannot deadlock on them. Appends to one
       // session may share a batch; they run in order.

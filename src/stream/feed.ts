@@ -1,6 +1,11 @@
+import { context, type Link, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import type { Logger } from "../log/logger.js";
 import type { EventLog, LoggedEvent } from "../storage/event-log.js";
 import { compare, type LogPosition } from "../storage/log-position.js";
+import { getTracer, tracingEnabled } from "../tracing/tracing.js";
+
+/** Links a fan-out span keeps to the batches that woke it; a burst beyond this is counted, not linked. */
+const MAX_LINKS = 32;
 
 /** What a tail asks the feed for. */
 export interface FeedFilter {
@@ -51,6 +56,9 @@ export class EventFeed {
   #retryTimer: NodeJS.Timeout | undefined;
   #pollTimer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** While tracing is on: the spans (batches) whose commits woke the feed since its last traced read, and how many. */
+  #links: Link[] = [];
+  #wakers = 0;
 
   constructor(log: EventLog, logger: Logger, options: FeedOptions) {
     this.#log = log;
@@ -119,6 +127,16 @@ export class EventFeed {
   wake(): void {
     if (this.#closed || this.#count === 0) return;
     this.#dirty = true;
+    if (tracingEnabled()) {
+      const waker = trace.getSpanContext(context.active());
+      if (waker) {
+        this.#wakers++;
+        if (this.#links.length < MAX_LINKS) this.#links.push({ context: waker });
+      }
+      // The loop serves whoever wakes it next, not this caller: it runs in no call's trace.
+      if (!this.#running) void context.with(ROOT_CONTEXT, () => this.#run());
+      return;
+    }
     if (!this.#running) void this.#run();
   }
 
@@ -146,6 +164,7 @@ export class EventFeed {
         this.#dirty = false;
         const from = this.#position;
         if (!from) break;
+        const started = tracingEnabled() ? performance.timeOrigin + performance.now() : 0;
         let read: Awaited<ReturnType<EventLog["readScope"]>>;
         try {
           read = await this.#log.readScope({}, from, this.#options.batch);
@@ -157,7 +176,9 @@ export class EventFeed {
         }
         // A subscriber that arrived during the read may have started past
         // rows this read returns; tails drop what they already hold.
-        for (const event of read.events) this.#dispatch(event);
+        let deliveries = 0;
+        for (const event of read.events) deliveries += this.#dispatch(event);
+        if (started > 0 && read.events.length > 0) this.#traceFanOut(started, read.events.length, deliveries);
         if (this.#count > 0 && compare(read.reached, from) > 0) this.#position = read.reached;
         this.#broadcastProgress(read.reached);
         if (read.events.length >= this.#options.batch) this.#dirty = true;
@@ -167,6 +188,33 @@ export class EventFeed {
     } finally {
       this.#running = false;
     }
+  }
+
+  /**
+   * While tracing is on, a read that found rows committed by this process's
+   * traced calls is a span of its own (the fan-out to tails), linked to the
+   * batches that woke the feed since the last such read; its start is the
+   * read's. Reads of rows from other replicas only are not traced.
+   */
+  #traceFanOut(started: number, events: number, deliveries: number): void {
+    if (this.#links.length === 0) return;
+    const links = this.#links;
+    const wakers = this.#wakers;
+    this.#links = [];
+    this.#wakers = 0;
+    getTracer()
+      .startSpan("sessionstore.feed.fan_out", {
+        root: true,
+        startTime: started,
+        links,
+        attributes: {
+          "sessionstore.feed.commits": wakers,
+          "sessionstore.feed.events": events,
+          "sessionstore.feed.deliveries": deliveries,
+          "sessionstore.feed.tails": this.#count,
+        },
+      })
+      .end();
   }
 
   // Rows committed above the watermark wait for an older transaction to end,
@@ -183,7 +231,8 @@ export class EventFeed {
 
   #ensurePolling(): void {
     if (this.#pollTimer || this.#closed) return;
-    this.#pollTimer = setInterval(() => this.wake(), this.#options.pollMs);
+    // Created in no call's context: a poll wakes the feed on nobody's behalf.
+    this.#pollTimer = context.with(ROOT_CONTEXT, () => setInterval(() => this.wake(), this.#options.pollMs));
     this.#pollTimer.unref();
   }
 
@@ -194,10 +243,19 @@ export class EventFeed {
     this.#retryTimer = undefined;
   }
 
-  #dispatch(event: LoggedEvent): void {
-    for (const subscriber of this.#bySession.get(event.sessionPk) ?? []) subscriber.push(event);
-    for (const subscriber of this.#byUser.get(userKey(event.appName, event.userId)) ?? []) subscriber.push(event);
-    for (const subscriber of this.#byApp.get(event.appName) ?? []) subscriber.push(event);
+  /** Hands the event to the tails of its scope; returns how many. */
+  #dispatch(event: LoggedEvent): number {
+    let n = 0;
+    for (const tails of [
+      this.#bySession.get(event.sessionPk),
+      this.#byUser.get(userKey(event.appName, event.userId)),
+      this.#byApp.get(event.appName),
+    ]) {
+      if (!tails) continue;
+      for (const subscriber of tails) subscriber.push(event);
+      n += tails.size;
+    }
+    return n;
   }
 
   // Once per read, over every tail: with 10,000 tails a copy of them all into
@@ -232,6 +290,8 @@ export class EventFeed {
       // Idle: forget the position so a later first tail starts from "now".
       this.#position = undefined;
       this.#stopTimers();
+      this.#links = [];
+      this.#wakers = 0;
     }
   }
 }
