@@ -175,7 +175,7 @@ async function checkDatabase(config: Config, say: Say): Promise<void> {
     client.on("error", () => {});
     try {
       await client.connect();
-      const { rows } = await client.query<{ v: string }>("SHOW server_version");
+      const { rows } = await client.query<{ v: string }>("SELECT current_setting('server_version') AS v");
       say("ok", "database", `PostgreSQL ${rows[0]?.v ?? "?"} answers at ${redact(config.databaseUrl)}`);
     } catch (err) {
       say("problem", "database", connectionProblem(config.databaseUrl, err));
