@@ -1,4 +1,5 @@
 import { serverOptions } from "../config/config.js";
+import { clientOptions } from "./client.js";
 import { markdownTable, type OptionSet } from "./options.js";
 
 // The README's option tables, each between `<!-- options:NAME -->` and
@@ -6,6 +7,7 @@ import { markdownTable, type OptionSet } from "./options.js";
 // `npm run readme:options`; test/cli/readme-options.test.ts fails when one is stale.
 export const readmeTables: Record<string, OptionSet> = {
   serve: serverOptions,
+  client: clientOptions,
 };
 
 /** The README with every marked table regenerated; throws when a marker is missing. */

@@ -16,7 +16,9 @@ Exit codes: 0 ok, 1 failure, 2 wrong usage.
 }
 
 /** Runs one invocation and answers its exit code; never exits the process. */
-export async function runCli(argv: string[], io: CliIO, list: Command[] = commands): Promise<number> {
+export async function runCli(given: string[], io: CliIO, list: Command[] = commands): Promise<number> {
+  // `npx ./sessionstore-0.1.0.tgz sessionstore --help` hands the bin its own name first.
+  const argv = given[0] === "sessionstore" ? given.slice(1) : given;
   const [first, ...rest] = argv;
   if (first === "--help" || first === "-h" || first === "help") {
     io.stdout.write(overview(list));
