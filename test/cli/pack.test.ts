@@ -34,7 +34,7 @@ describe.skipIf(!npm)("the packed package", () => {
     const help = npx("--help");
     expect(help.stderr).toBe("");
     expect(help.status).toBe(0);
-    for (const name of ["serve", "migrate", "doctor", "sessions", "events", "users", "tail", "export", "import", "token"]) {
+    for (const name of ["serve", "migrate", "doctor", "sessions", "events", "users", "tail", "export", "import", "import-adk", "token"]) {
       expect(help.stdout).toContain(`  ${name} `);
     }
     const token = spawnSync("npx", ["--yes", "--package", `./${tarball}`, "sessionstore", "token", "--apps", "support"], {
