@@ -12,7 +12,7 @@ export interface CliIO {
 
 /**
  * One entry of `sessionstore <command>`. A command is one file in
- * src/cli/commands/ and one line in its index.ts; `run` answers an exit code
+ * src/cli/commands/ and one entry in its index.ts; `run` answers an exit code
  * (0 ok, 1 failure) and throws UsageError for a wrong invocation (2).
  */
 export interface Command {

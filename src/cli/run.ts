@@ -1,9 +1,9 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { CliIO, Command } from "./command.js";
-import { commands } from "./commands/index.js";
+import type { CliIO } from "./command.js";
+import { type CommandEntry, commands } from "./commands/index.js";
 import { UsageError } from "./options.js";
 
-export function overview(list: Command[] = commands): string {
+export function overview(list: CommandEntry[] = commands): string {
   const width = Math.max(...list.map((c) => c.name.length)) + 2;
   return `usage: sessionstore <command> [options]     (no command: serve)
 
@@ -16,7 +16,7 @@ Exit codes: 0 ok, 1 failure, 2 wrong usage.
 }
 
 /** Runs one invocation and answers its exit code; never exits the process. */
-export async function runCli(given: string[], io: CliIO, list: Command[] = commands): Promise<number> {
+export async function runCli(given: string[], io: CliIO, list: CommandEntry[] = commands): Promise<number> {
   // `npx ./sessionstore-0.1.0.tgz sessionstore --help` hands the bin its own name first.
   const argv = given[0] === "sessionstore" ? given.slice(1) : given;
   const [first, ...rest] = argv;
@@ -26,13 +26,13 @@ export async function runCli(given: string[], io: CliIO, list: Command[] = comma
   }
   // `sessionstore --port 8080` (and the bare `sessionstore`) serve, as before there were commands.
   const [name, args] = first === undefined || first.startsWith("-") ? ["serve", argv] : [first, rest];
-  const command = list.find((c) => c.name === name);
-  if (!command) {
+  const entry = list.find((c) => c.name === name);
+  if (!entry) {
     io.stderr.write(`sessionstore: unknown command "${name}"\n\n${overview(list)}`);
     return 2;
   }
   try {
-    return await command.run(args, io);
+    return await (await entry.load()).run(args, io);
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr.write(`sessionstore ${name}: ${err.message}\nRun 'sessionstore ${name} --help' for its options.\n`);
