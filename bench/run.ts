@@ -6,7 +6,7 @@
 //   npm run bench -- --profile     the append, read and tail paths under node --cpu-prof (bench/profile.ts)
 //   npm run bench -- --report F    BENCHMARKS.md again from the results file F, without measuring
 //
-// Options: --reps N, --seconds S (measured seconds per append run), --no-adk,
+// Options (npm run bench -- --help): --reps N, --seconds S (measured seconds per append run), --no-adk,
 // --adk (the ADK peer in a smoke run too), --only append,window,list,tails,turn,scale
 // (a subset, for development; the report then says "not run" for the rest). SESSIONSTORE_BENCH_DATABASE_URL
 // points at another PostgreSQL (default: the role scripts/postgres-up.sh makes).
@@ -16,6 +16,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { optionalInteger, parseOptions, renderHelp, text, toggle, UsageError, type Values } from "../src/cli/options.js";
 import { AdkPeer, ensureVenv } from "./adk.js";
 import { nodePgCeiling, pgbenchCeiling } from "./ceiling.js";
 import { appendRunGo, buildGoLoad } from "./go-load.js";
@@ -47,29 +48,31 @@ function log(msg: string): void {
   process.stderr.write(`[bench ${t}s] ${msg}\n`);
 }
 
-function parseArgs(argv: string[]): Plan {
-  const flag = (name: string) => argv.includes(name);
-  const value = (name: string) => {
-    const at = argv.indexOf(name);
-    return at >= 0 ? argv[at + 1] : undefined;
-  };
-  const known = new Set(["--smoke", "--profile", "--reps", "--seconds", "--no-adk", "--adk", "--only"]);
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (!known.has(arg)) throw new Error(`unknown argument ${arg}; see the header of bench/run.ts`);
-    if (arg === "--reps" || arg === "--seconds" || arg === "--only") i++;
+// One definition per option: node:util parseArgs reads it, and `--help` prints it.
+const benchOptions = {
+  smoke: toggle("smoke", "tiny sizes, one repetition, no ADK: checks the harness works"),
+  profile: toggle("profile", "the append, read and tail paths under node --cpu-prof (bench/profile.ts)"),
+  report: text("report", "BENCHMARKS.md again from this results file, without measuring", { valueName: "FILE" }),
+  reps: optionalInteger("reps", 1, 1000, "repetitions of every workload"),
+  seconds: text("seconds", "measured seconds per append run (at least 0.1)", { valueName: "S" }),
+  noAdk: toggle("no-adk", "leave out the ADK peer"),
+  adk: toggle("adk", "the ADK peer in a smoke run too"),
+  only: text("only", `a subset of the workloads (${WORKLOADS.join(",")}); the report says "not run" for the rest`, { valueName: "LIST" }),
+};
+
+function parsePlan(values: Values<typeof benchOptions>): Plan {
+  const plan: Plan = structuredClone(values.smoke ? smokePlan : fullPlan);
+  if (values.reps !== undefined) plan.reps = values.reps;
+  if (values.seconds !== undefined) {
+    const seconds = Number(values.seconds);
+    if (!Number.isFinite(seconds)) throw new UsageError(`--seconds must be a number, got "${values.seconds}"`);
+    plan.appendSeconds = Math.max(0.1, seconds);
   }
-  const plan: Plan = structuredClone(flag("--smoke") ? smokePlan : fullPlan);
-  const reps = value("--reps");
-  if (reps) plan.reps = Math.max(1, Number.parseInt(reps, 10));
-  const seconds = value("--seconds");
-  if (seconds) plan.appendSeconds = Math.max(0.1, Number(seconds));
-  if (flag("--no-adk")) plan.adk = false;
-  if (flag("--adk")) plan.adk = true;
-  const only = value("--only");
-  if (only) {
-    const picked = only.split(",").map((w) => w.trim());
-    for (const w of picked) if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`--only: unknown workload ${w}`);
+  if (values.noAdk) plan.adk = false;
+  if (values.adk) plan.adk = true;
+  if (values.only) {
+    const picked = values.only.split(",").map((w) => w.trim());
+    for (const w of picked) if (!(WORKLOADS as readonly string[]).includes(w)) throw new UsageError(`--only: unknown workload ${w}`);
     plan.only = picked as Workload[];
   }
   return plan;
@@ -103,16 +106,18 @@ function machine(): Record<string, unknown> {
 }
 
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  if (argv.includes("--profile")) {
+  const { values, help } = parseOptions(benchOptions, process.argv.slice(2));
+  if (help) {
+    process.stdout.write(renderHelp("usage: npm run bench -- [options]", "Benchmarks; see the header of bench/run.ts.", benchOptions));
+    return;
+  }
+  if (values.profile) {
     await runProfile(root, log);
     return;
   }
-  const reportAt = argv.indexOf("--report");
-  if (reportAt >= 0) {
+  if (values.report !== undefined) {
     // Renders the Markdown again from a results file (after editing bench/report.ts or bench/PROFILE.md).
-    const file = argv[reportAt + 1];
-    if (!file) throw new Error("--report needs a results file");
+    const file = values.report;
     const results = JSON.parse(readFileSync(file, "utf8")) as Results;
     const complete = results.plan.mode === "full" && results.plan.only.length === WORKLOADS.length;
     const out = complete ? join(root, "BENCHMARKS.md") : join(root, "bench", "results", `${results.plan.mode}-partial.md`);
@@ -120,7 +125,7 @@ async function main(): Promise<void> {
     log(`wrote ${out}`);
     return;
   }
-  const plan = parseArgs(argv);
+  const plan = parsePlan(values);
   const adminUrl = process.env.SESSIONSTORE_BENCH_DATABASE_URL ?? DEFAULT_ADMIN_URL;
   log(`${plan.mode} run: ${plan.reps} repetition(s), ADK ${plan.adk ? "on" : "off"}`);
   const [load1] = os.loadavg();
@@ -332,6 +337,10 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(process.exitCode ?? 0),
   (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`bench: ${err.message} (npm run bench -- --help)\n`);
+      process.exit(2);
+    }
     process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   },

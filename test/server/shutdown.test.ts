@@ -391,8 +391,8 @@ describe("the command line", () => {
   it("exits 2 with usage for an unknown flag and for a flag without its value", async () => {
     const unknown = startProcess(["--prot", "1"]);
     expect(await unknown.exited).toEqual({ code: 2, signal: null });
-    expect(unknown.stderr()).toMatch(/unknown argument --prot/);
-    expect(unknown.stderr()).toMatch(/usage: sessionstore/);
+    expect(unknown.stderr()).toMatch(/unknown option --prot/);
+    expect(unknown.stderr()).toMatch(/sessionstore serve --help/);
 
     const missing = startProcess(["--port"]);
     expect(await missing.exited).toEqual({ code: 2, signal: null });
