@@ -14,7 +14,7 @@ describe.skipIf(!npm)("the packed package", () => {
 
   it("runs `npx sessionstore` from its tarball: help, a token, the migrations", { timeout: 600_000 }, () => {
     // prepack builds dist/, which is what the tarball runs (it has no src/).
-    execFileSync("npm", ["pack", "--pack-destination", dir, "--silent"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    execFileSync("npm", ["pack", "--pack-destination", dir, "--silent"], { cwd: root, stdio: ["ignore", "pipe", "pipe"], timeout: 300_000 });
     const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
     expect(tarball).toBe("sessionstore-0.1.0.tgz");
     // Both ways npx runs a package's bin: the package as the command (which hands
@@ -23,6 +23,8 @@ describe.skipIf(!npm)("the packed package", () => {
       spawnSync("npx", ["--yes", `./${tarball}`, "sessionstore", ...args], {
         cwd: dir,
         encoding: "utf8",
+        // spawnSync blocks the worker, so the test's own timeout cannot end a hung npx.
+        timeout: 240_000,
         env: {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
@@ -40,6 +42,7 @@ describe.skipIf(!npm)("the packed package", () => {
     const token = spawnSync("npx", ["--yes", "--package", `./${tarball}`, "sessionstore", "token", "--apps", "support"], {
       cwd: dir,
       encoding: "utf8",
+      timeout: 240_000,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_update_notifier: "false" },
     });
     expect(token.status).toBe(0);
