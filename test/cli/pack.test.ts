@@ -14,7 +14,11 @@ describe.skipIf(!npm)("the packed package", () => {
 
   it("runs `npx sessionstore` from its tarball: help, a token, the migrations", { timeout: 600_000 }, () => {
     // prepack builds dist/, which is what the tarball runs (it has no src/).
-    execFileSync("npm", ["pack", "--pack-destination", dir, "--silent"], { cwd: root, stdio: ["ignore", "pipe", "pipe"], timeout: 300_000 });
+    execFileSync("npm", ["pack", "--pack-destination", dir, "--silent"], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 300_000,
+    });
     const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
     expect(tarball).toBe("sessionstore-0.1.0.tgz");
     // Both ways npx runs a package's bin: the package as the command (which hands
