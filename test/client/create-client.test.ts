@@ -43,6 +43,37 @@ describeContract("createSessionStoreClient", (t) => {
     expect((await createSessionStoreClient(t().server.url).getSession(key)).session?.events).toHaveLength(1);
   });
 
+  it("asks for gzip answers only when told to", async () => {
+    const appName = unique("app");
+    const created = await t().client.createSession({ appName, userId: "u1" });
+    const key = { appName, userId: "u1", sessionId: created.session?.id as string };
+    const text = "x".repeat(20_000);
+    await t().client.appendEvent({ ...key, event: { author: "user", content: { parts: [{ data: { case: "text", value: text } }] } } });
+    for (const gzip of [false, true]) {
+      const seen: { asked: string | null; got: string | null }[] = [];
+      const client = createSessionStoreClient(t().server.url, {
+        gzip,
+        interceptors: [
+          (next) => async (req) => {
+            const res = await next(req);
+            seen.push({ asked: req.header.get("grpc-accept-encoding"), got: res.header.get("grpc-encoding") });
+            return res;
+          },
+        ],
+      });
+      const got = await client.getSession(key);
+      expect(got.session?.events[0]?.content?.parts[0]?.data).toEqual({ case: "text", value: text });
+      expect(seen).toHaveLength(1);
+      if (gzip) {
+        expect(seen[0]?.asked).toContain("gzip");
+        expect(seen[0]?.got).toBe("gzip");
+      } else {
+        expect(seen[0]?.asked ?? "").not.toContain("gzip");
+        expect(seen[0]?.got ?? "identity").toBe("identity");
+      }
+    }
+  });
+
   it("gives unary calls the default deadline and tails none", async () => {
     expect(DEFAULT_TIMEOUT_MS).toBe(30_000);
     const client = createSessionStoreClient(t().server.url, { timeoutMs: 100 });
