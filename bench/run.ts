@@ -31,6 +31,7 @@ import {
   appendRun,
   catchUpRun,
   type LoadedHistory,
+  listEventsRun,
   listRun,
   loadHistory,
   loadSessions,
@@ -209,7 +210,7 @@ async function main(): Promise<void> {
     let afterAppendsRssMiB: number | undefined;
     let deepPage: Results["deepPage"];
     for (let rep = 1; rep <= plan.reps; rep++) {
-      const r: RepResult = { rep, append: [], window: [], list: [], tails: [], catchUp: [] };
+      const r: RepResult = { rep, append: [], window: [], listEvents: [], list: [], tails: [], catchUp: [] };
       reps.push(r);
       const configs = runs("append") ? plan.appendWriters.map((writers) => ({ writers, hot: false })) : [];
       if (runs("append") && plan.hotWriters > 0) configs.push({ writers: plan.hotWriters, hot: true });
@@ -246,6 +247,8 @@ async function main(): Promise<void> {
       for (const h of runs("window") ? histories : []) {
         const latency = await windowRun(server.url, h, plan.windowWarmup, plan.windowIterations);
         r.window.push({ system: "sessionstore", size: h.size, latency });
+        const newest = await listEventsRun(server.url, h, plan.windowWarmup, plan.windowIterations);
+        r.listEvents?.push({ size: h.size, latency: newest });
       }
       if (peer && runs("window")) {
         for (const h of adkHistories) {
@@ -255,6 +258,7 @@ async function main(): Promise<void> {
       }
       if (runs("window")) {
         log(`rep ${rep} windowed reads: ${r.window.map((w) => `${w.system} ${w.size}: ${w.latency.p50Ms} ms`).join(", ")}`);
+        log(`rep ${rep} ListEvents, 20 newest: ${(r.listEvents ?? []).map((e) => `${e.size}: ${e.latency.p50Ms} ms`).join(", ")}`);
       }
 
       if (runs("list")) {
