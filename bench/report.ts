@@ -241,9 +241,25 @@ export function renderMarkdown(results: Results): string {
         "p99 ms",
         "delivered before the append's response",
         "server RSS MiB with the tails open",
+        "server's feed lag p50 / p99, ms (at most)",
+        "harness event-loop delay p99 ms",
       ],
-      s.tails.map((t) => [fmt(t.tails), fmt(t.sessions), t.delivered, ms(t.p50Ms), ms(t.p99Ms), fmt(t.beforeAck), t.rssMiB.toFixed(0)]),
+      s.tails.map((t) => [
+        fmt(t.tails),
+        fmt(t.sessions),
+        t.delivered,
+        ms(t.p50Ms),
+        ms(t.p99Ms),
+        fmt(t.beforeAck),
+        t.rssMiB.toFixed(0),
+        `${ms(t.serverLagP50UpToMs)} / ${ms(t.serverLagP99UpToMs)}`,
+        ms(t.harnessDelayP99Ms),
+      ]),
     ),
+  );
+  out.push("");
+  out.push(
+    "The server's feed lag comes from its own `sessionstore_feed_lag_seconds` histogram (commit to the tail handing the event over), read from `/metrics` before and after each run: the upper bounds of the buckets holding its p50 and p99. The harness receives every tail in one Node.js process; when its event loop is late, so are the deliveries it records, and the two columns tell that apart.",
   );
   out.push("");
   out.push(

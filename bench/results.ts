@@ -49,7 +49,19 @@ export interface Summary {
   window: { system: System; size: number; p50Ms: number; p99Ms: number }[];
   listEvents: { size: number; p50Ms: number; p99Ms: number }[];
   list: { system: System; page: string; p50Ms: number; p99Ms: number }[];
-  tails: { tails: number; sessions: number; p50Ms: number; p99Ms: number; delivered: string; beforeAck: number; rssMiB: number }[];
+  tails: {
+    tails: number;
+    sessions: number;
+    p50Ms: number;
+    p99Ms: number;
+    delivered: string;
+    beforeAck: number;
+    rssMiB: number;
+    /** Medians over the repetitions of the server's feed-lag p50/p99 bucket bounds and the harness's loop delay p99. */
+    serverLagP50UpToMs: number;
+    serverLagP99UpToMs: number;
+    harnessDelayP99Ms: number;
+  }[];
   catchUpEventsPerSecond: number;
   targets: Target[];
 }
@@ -120,6 +132,9 @@ export function summarize(results: Results): Summary {
       delivered: `${fmt(delivered)} / ${fmt(expected)}`,
       beforeAck: runs.reduce((s, t) => s + t.beforeAck, 0),
       rssMiB: round(median(runs.map((t) => t.serverRssMiB)), 1),
+      serverLagP50UpToMs: median(runs.map((t) => t.serverLag?.p50UpToMs ?? Number.NaN)),
+      serverLagP99UpToMs: median(runs.map((t) => t.serverLag?.p99UpToMs ?? Number.NaN)),
+      harnessDelayP99Ms: round(median(runs.map((t) => t.harnessLoopDelay?.p99Ms ?? Number.NaN)), 1),
     };
   });
 

@@ -79,7 +79,7 @@ export function renderScale(results: Results): string[] {
     out.push(
       "### Tails at scale",
       "",
-      `${fmt(t.tails)} \`StreamEvents\` tails, one per session, then ${fmt(t.appends)} appends round-robin across the sessions: ${fmt(t.deliveries)} of ${fmt(t.expected)} delivered, latency from the append's acknowledgement p50 **${ms(t.latency.p50Ms)} ms**, p99 **${ms(t.latency.p99Ms)} ms** (target ≤ 100 ms); the server's resident memory with every tail open **${fmt(t.serverRssMiB)} MiB** (target ≤ 1,024); opening and catching up all tails took ${t.openSeconds} s (in waves of 500); the server used ${t.serverCpuSeconds ?? "–"} s of CPU from the first append to the last delivery.`,
+      `${fmt(t.tails)} \`StreamEvents\` tails, one per session, then ${fmt(t.appends)} appends round-robin across the sessions: ${fmt(t.deliveries)} of ${fmt(t.expected)} delivered, latency from the append's acknowledgement p50 **${ms(t.latency.p50Ms)} ms**, p99 **${ms(t.latency.p99Ms)} ms** (target ≤ 100 ms); the server's resident memory with every tail open **${fmt(t.serverRssMiB)} MiB** (target ≤ 1,024); opening and catching up all tails took ${t.openSeconds} s (in waves of 500); the server used ${t.serverCpuSeconds ?? "–"} s of CPU from the first append to the last delivery; its own feed lag (commit to hand-over, from \`/metrics\`) p50 at most ${ms(t.serverLag?.p50UpToMs)} ms, p99 at most ${ms(t.serverLag?.p99UpToMs)} ms; the harness's event-loop delay p99 ${ms(t.harnessLoopDelay?.p99Ms)} ms.`,
       "",
     );
   }

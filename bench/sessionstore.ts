@@ -2,7 +2,7 @@
 
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { EventSchema } from "../gen/ts/sessionstore/v1/event_pb.js";
 import { ListEventsRequest_Order } from "../gen/ts/sessionstore/v1/session_service_pb.js";
@@ -268,6 +268,43 @@ export interface TailRun {
   serverRssMiB: number;
   /** The server's CPU from the first append until every event was delivered (or the wait gave up). */
   serverCpuSeconds?: number;
+  /**
+   * The server's own view of the same deliveries: its feed-lag histogram
+   * (commit to the tail handing the event over), read from /metrics before
+   * and after, as the upper bounds of the buckets holding the p50 and p99.
+   * Next to `latency` it tells the server's delay from the harness's.
+   */
+  serverLag?: { count: number; p50UpToMs: number; p99UpToMs: number };
+  /** The harness's own event-loop delay while it received: a busy receiver makes deliveries look late. */
+  harnessLoopDelay?: { p99Ms: number; maxMs: number };
+}
+
+/** The feed-lag histogram's cumulative bucket counts, all scopes together, from the server's /metrics. */
+async function feedLagBuckets(url: string): Promise<Map<number, number>> {
+  const buckets = new Map<number, number>();
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    for (const line of text.split("\n")) {
+      const m = /^sessionstore_feed_lag_seconds_bucket\{.*le="([^"]+)".*\} (\d+)/.exec(line);
+      if (!m) continue;
+      const le = m[1] === "+Inf" ? Number.POSITIVE_INFINITY : Number(m[1]);
+      buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]));
+    }
+  } catch {
+    // A server without metrics: the figure is left out.
+  }
+  return buckets;
+}
+
+function lagBetween(before: Map<number, number>, after: Map<number, number>): TailRun["serverLag"] {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const count = (after.get(Number.POSITIVE_INFINITY) ?? 0) - (before.get(Number.POSITIVE_INFINITY) ?? 0);
+  if (bounds.length === 0 || count <= 0) return undefined;
+  const upTo = (q: number) => {
+    for (const le of bounds) if ((after.get(le) ?? 0) - (before.get(le) ?? 0) >= q * count) return le * 1000;
+    return Number.POSITIVE_INFINITY;
+  };
+  return { count, p50UpToMs: upTo(0.5), p99UpToMs: upTo(0.99) };
 }
 
 /**
@@ -333,6 +370,9 @@ export async function tailRun(
   const openSeconds = round((performance.now() - opened) / 1000, 2);
 
   const acks = new Map<string, number>();
+  const lagBefore = await feedLagBuckets(url);
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const cpuBefore = sampleProcess(serverPid).cpuSeconds;
   const total = Math.max(1, Math.round(rate * seconds));
   const started = performance.now();
@@ -356,6 +396,9 @@ export async function tailRun(
   const afterDeliveries = sampleProcess(serverPid);
   const serverRssMiB = round(afterDeliveries.rssMiB, 1);
   const serverCpuSeconds = round(afterDeliveries.cpuSeconds - cpuBefore, 2);
+  loopDelay.disable();
+  const harnessLoopDelay = { p99Ms: round(loopDelay.percentile(99) / 1e6, 1), maxMs: round(loopDelay.max / 1e6, 1) };
+  const serverLag = lagBetween(lagBefore, await feedLagBuckets(url));
   abort.abort();
   await Promise.all(streams);
 
@@ -378,6 +421,8 @@ export async function tailRun(
     openSeconds,
     serverRssMiB,
     serverCpuSeconds,
+    serverLag,
+    harnessLoopDelay,
   };
 }
 
