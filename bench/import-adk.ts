@@ -6,9 +6,13 @@
 //   --sessions N    sessions (default 200)
 //   --events M      events per session (default 50)
 //   --concurrency C sessions imported at once (default 8)
+//   --write         put the figures in bench/IMPORT.md, which BENCHMARKS.md includes
 // SESSIONSTORE_BENCH_DATABASE_URL points at another PostgreSQL.
 
-import { dirname, resolve } from "node:path";
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createSessionStoreClient } from "../src/client/create-client.js";
@@ -23,8 +27,12 @@ const { values } = parseArgs({
     sessions: { type: "string", default: "200" },
     events: { type: "string", default: "50" },
     concurrency: { type: "string", default: "8" },
+    write: { type: "boolean", default: false },
   },
 });
+const loadBefore = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(", ");
 const sessions = Number(values.sessions);
 const perSession = Number(values.events);
 const adminUrl = process.env.SESSIONSTORE_BENCH_DATABASE_URL ?? DEFAULT_ADMIN_URL;
@@ -83,13 +91,56 @@ try {
     log(`imported ${summary.events} events of ${summary.sessions} sessions in ${summary.seconds.toFixed(1)} s: ${rate} events/s`);
     const again = await importAdk(db, client, { concurrency: Number(values.concurrency) });
     log(`re-run (nothing to write): ${Math.round(again.events / again.seconds)} events/s checked`);
+    const rerun = Math.round(again.events / again.seconds);
     process.stdout.write(
-      `${JSON.stringify({ sessions, eventsPerSession: perSession, eventsPerSecond: rate, rerunEventsPerSecond: Math.round(again.events / again.seconds) })}\n`,
+      `${JSON.stringify({ sessions, eventsPerSession: perSession, eventsPerSecond: rate, rerunEventsPerSecond: rerun })}\n`,
     );
+    if (values.write) {
+      writeFileSync(
+        join(root, "bench", "IMPORT.md"),
+        importSection({
+          sessions,
+          perSession,
+          concurrency: Number(values.concurrency),
+          events: summary.events,
+          seconds: summary.seconds,
+          rate,
+          rerun,
+          commit: execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).trim(),
+          load: loadBefore,
+        }),
+      );
+      log("wrote bench/IMPORT.md (BENCHMARKS.md includes it)");
+    }
   } finally {
     await db.close();
     await server.stop();
   }
 } finally {
   await dbs.dropAll();
+}
+
+function importSection(r: {
+  sessions: number;
+  perSession: number;
+  concurrency: number;
+  events: number;
+  seconds: number;
+  rate: number;
+  rerun: number;
+  commit: string;
+  load: string;
+}): string {
+  const n = (v: number) => v.toLocaleString("en-US");
+  return `## 8. Import from ADK (\`sessionstore import-adk\`)
+
+\`npx tsx bench/import-adk.ts --write\` at commit \`${r.commit}\` (load average ${r.load} at the start): an ADK database in ADK's v1 schema on PostgreSQL (ADK's DDL, filled by SQL: ${n(r.sessions)} sessions of ${n(r.perSession)} events, each a text part of about 190 characters and a two-key state delta, one of them \`user:\`), imported through the gRPC API into a server on PostgreSQL on the same cluster, ${r.concurrency} sessions at a time.
+
+| | events | seconds | events/s |
+| --- | --- | --- | --- |
+| first import | ${n(r.events)} | ${r.seconds.toFixed(1)} | **${n(r.rate)}** |
+| the same import again (every session already there: checked, nothing written) | ${n(r.events)} | – | ${n(r.rerun)} |
+
+Every event is one \`AppendEvent\` with ADK's own event id (the same validation and redaction as any append; the id makes a re-run or a resumed run write nothing twice), events of one session in order, ${r.concurrency} sessions in parallel; a re-run or a resumed run reads each session's newest stored event and skips the events up to it.
+`;
 }
