@@ -10,9 +10,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { sampleProcess } from "./server.js";
-import type { AppendLoad, AppendRun } from "./sessionstore.js";
+import type { AppendLoad, AppendRun, LoadedHistory } from "./sessionstore.js";
 import { perTenThousand } from "./sessionstore.js";
-import { round, summarize } from "./stats.js";
+import { type LatencySummary, round, summarize } from "./stats.js";
 
 /** Builds the load generator into bench/.bin; returns its path. */
 export function buildGoLoad(root: string): string {
@@ -65,4 +65,36 @@ export async function appendRunGo(
     hot,
     ...perTenThousand(before, after, r.ops),
   };
+}
+
+/**
+ * One read, one call at a time, through the Go client (`--read window`:
+ * GetSession with the 20 most recent events; `--read newest`: ListEvents, a
+ * page of the 20 newest), on a loaded history: the read's figures then
+ * measure the server, not the TypeScript client's protobuf decoding.
+ */
+export async function readRunGo(
+  binary: string,
+  url: string,
+  history: LoadedHistory,
+  mode: "window" | "newest",
+  warmup: number,
+  iterations: number,
+): Promise<LatencySummary> {
+  const args = ["--url", url, "--read", mode, "--app", history.appName, "--user", history.userId, "--session", history.sessionId];
+  args.push("--size", String(history.size), "--warmup-calls", String(warmup), "--calls", String(iterations));
+  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  let json = "";
+  const lines = createInterface({ input: child.stdout });
+  lines.on("line", (line) => {
+    if (line !== "measuring" && line !== "measured") json += line;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  if (code !== 0) throw new Error(`sessionstore-load --read ${mode} exited with ${code}: ${stderr.trim()}`);
+  const r = JSON.parse(json) as { latenciesMs: number[] };
+  return summarize(r.latenciesMs);
 }

@@ -98,7 +98,7 @@ export function renderMarkdown(results: Results): string {
     [
       "Everything runs on this one machine, in one run, against one PostgreSQL, each system in a database of its own created for the run and dropped after it.",
       "",
-      `- **sessionstore**: \`src/main.ts\` started as its own process (\`node --import tsx src/main.ts --port 0\`, pool of ${plan.poolSize} connections), driven over gRPC (HTTP/2, loopback). Appends come from the Go client (\`clients/go/cmd/sessionstore-load\`, its own process, one connection, a goroutine per writer), which costs a fraction of the CPU the TypeScript client does, as pgbench does for the ceiling; the same runs with the TypeScript client (\`createSessionStoreClient\` in the harness process) are the last column of the append table. Reads and tails use the TypeScript client, which (like the Go and Python clients) does not ask for compressed answers.`,
+      `- **sessionstore**: \`src/main.ts\` started as its own process (\`node --import tsx src/main.ts --port 0\`, pool of ${plan.poolSize} connections), driven over gRPC (HTTP/2, loopback). Appends come from the Go client (\`clients/go/cmd/sessionstore-load\`, its own process, one connection, a goroutine per writer), which costs a fraction of the CPU the TypeScript client does, as pgbench does for the ceiling; the same runs with the TypeScript client (\`createSessionStoreClient\` in the harness process) are the last column of the append table. Windowed reads also come from the Go client (its \`--read\` mode), with the TypeScript client in a column of their own; ListSessions, tails and the agent turn use the TypeScript client, which (like the Go and Python clients) does not ask for compressed answers.`,
       `- **ADK**: google-adk's \`DatabaseSessionService\` with \`postgresql+asyncpg\` and an engine pool of ${plan.poolSize} connections (\`pool_size=${plan.poolSize}, max_overflow=0\`, the same as the server's pool), driven through its Python API by \`bench/adk_peer.py\` in one asyncio process: \`append_event\`, \`get_session(config=GetSessionConfig(num_recent_events=20))\`, \`list_sessions\`. Its writers, like ours, each hold their session object; on the hot session they share one, as tasks of one ADK process do.`,
       "- **ceiling**: the least SQL an append needs, one statement (so one round trip and one transaction) on the server's own schema, with its indexes, at the same concurrency: by pgbench (`-M prepared`, one connection per writer) and by node-postgres (one pooled connection per writer):",
       "",
@@ -107,7 +107,7 @@ export function renderMarkdown(results: Results): string {
       "```",
       "",
       `- **Appends**: closed loop: each writer sends its next append when the previous one returns, for ${plan.appendSeconds} s after ${plan.appendWarmupSeconds} s of warm-up. Writers on distinct sessions send \`expected_revision\` (an agent holding its session); the hot-session writers do not. Each event is one user turn (~110 characters of text, a one-key state delta). Throughput = appends completed / elapsed time; latency is per call as the caller sees it.`,
-      `- **Windowed reads**: \`GetSession\` with \`num_recent_events = 20\`, and \`ListEvents\` with a page of 20 newest first, one call at a time, ${plan.windowIterations} calls after ${plan.windowWarmup} warm-up calls, on sessions of ${plan.historySizes.map((n) => fmt(n)).join(", ")} events. The histories are written straight into each system's events table (real protobuf bodies for ours, ADK's own JSON form for ADK), the session created through each system's API and its revision set.`,
+      `- **Windowed reads**: \`GetSession\` with \`num_recent_events = 20\`, and \`ListEvents\` with a page of 20 newest first, through the Go client (\`sessionstore-load --read\`, as for appends; \`GetSession\` through the TypeScript client is the last column), one call at a time, ${plan.windowIterations} calls after ${plan.windowWarmup} warm-up calls, on sessions of ${plan.historySizes.map((n) => fmt(n)).join(", ")} events. The histories are written straight into each system's events table (real protobuf bodies for ours, ADK's own JSON form for ADK), the session created through each system's API and its revision set.`,
       `- **ListSessions**: ${fmt(plan.listCount)} sessions of one app (100 users) written by SQL; the first page of 100, and a page of 100 starting at session ${fmt(results.deepPage?.offset)}, whose page token was reached through the real page token chain (${results.deepPage?.walkCalls ?? "–"} calls). ADK's \`list_sessions\` has no paging: each call returns all ${fmt(plan.listCount)} sessions.`,
       `- **Tails**: ${plan.tails.map((t) => `${fmt(t.tails)} \`StreamEvents\` tails on ${fmt(t.sessions)} session(s), ${t.rate} appends/s for ${t.seconds} s`).join("; ")}; tails spread over 10 HTTP/2 connections. Latency: from the append's response reaching the client to the event reaching each tail (both in the harness process; a tail that gets the event before the response counts 0). Catch-up: one \`StreamEvents\` from seq 0 of the ${fmt(Math.max(...plan.historySizes))}-event session until \`caught_up\`.`,
       "- **Resources**: user + system CPU seconds and resident memory of the server process from `/proc/<pid>/stat` and `status`, over the measured part of each append run; for ADK the same for its Python process (service and driver together).",
@@ -188,10 +188,12 @@ export function renderMarkdown(results: Results): string {
         "ADK p50 / p99 ms",
         "ADK / sessionstore (p50)",
         "sessionstore ListEvents p50 / p99 ms",
+        "sessionstore GetSession, TS client p50 / p99 ms",
       ],
       sizes.map((size) => {
         const ours = w("sessionstore", size);
         const adk = w("adk", size);
+        const viaTs = w("sessionstore-ts", size);
         const newest = s.listEvents.find((e) => e.size === size);
         return [
           fmt(size),
@@ -199,6 +201,7 @@ export function renderMarkdown(results: Results): string {
           adk ? `${ms(adk.p50Ms)} / ${ms(adk.p99Ms)}` : "–",
           times(ratio(adk?.p50Ms, ours?.p50Ms)),
           newest ? `${ms(newest.p50Ms)} / ${ms(newest.p99Ms)}` : "–",
+          viaTs ? `${ms(viaTs.p50Ms)} / ${ms(viaTs.p99Ms)}` : "–",
         ];
       }),
     ),

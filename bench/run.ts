@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { optionalInteger, parseOptions, renderHelp, text, toggle, UsageError, type Values } from "../src/cli/options.js";
 import { AdkPeer, ensureVenv } from "./adk.js";
 import { nodePgCeiling, pgbenchCeiling } from "./ceiling.js";
-import { appendRunGo, buildGoLoad } from "./go-load.js";
+import { appendRunGo, buildGoLoad, readRunGo } from "./go-load.js";
 import { fullPlan, type Plan, smokePlan, WORKLOADS, type Workload } from "./plan.js";
 import { BenchDatabases, DEFAULT_ADMIN_URL, ensurePostgres, findPgbench, serverInfo } from "./postgres.js";
 import { runProfile } from "./profile.js";
@@ -31,7 +31,6 @@ import {
   appendRun,
   catchUpRun,
   type LoadedHistory,
-  listEventsRun,
   listRun,
   loadHistory,
   loadSessions,
@@ -245,9 +244,12 @@ async function main(): Promise<void> {
       if (runs("append")) afterAppendsRssMiB = round(sampleProcess(server.pid).rssMiB, 1);
 
       for (const h of runs("window") ? histories : []) {
-        const latency = await windowRun(server.url, h, plan.windowWarmup, plan.windowIterations);
+        // The Go client, as for appends; the TypeScript client's figure is its own column.
+        const latency = await readRunGo(goLoad, server.url, h, "window", plan.windowWarmup, plan.windowIterations);
         r.window.push({ system: "sessionstore", size: h.size, latency });
-        const newest = await listEventsRun(server.url, h, plan.windowWarmup, plan.windowIterations);
+        const viaTs = await windowRun(server.url, h, plan.windowWarmup, plan.windowIterations);
+        r.window.push({ system: "sessionstore-ts", size: h.size, latency: viaTs });
+        const newest = await readRunGo(goLoad, server.url, h, "newest", plan.windowWarmup, plan.windowIterations);
         r.listEvents?.push({ size: h.size, latency: newest });
       }
       if (peer && runs("window")) {

@@ -5,7 +5,6 @@ import { setMaxListeners } from "node:events";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { EventSchema } from "../gen/ts/sessionstore/v1/event_pb.js";
-import { ListEventsRequest_Order } from "../gen/ts/sessionstore/v1/session_service_pb.js";
 import { createSessionStoreClient, type SessionStoreClient } from "../src/client/create-client.js";
 import { nsToTimestamp } from "../src/domain/time.js";
 import { closedLoop, type LoopResult, sequential, sleep, TURN_TEXT } from "./load.js";
@@ -167,19 +166,6 @@ export async function windowRun(url: string, history: LoadedHistory, warmup: num
     const events = session?.events ?? [];
     if (events.length !== want || events[events.length - 1]?.seq !== BigInt(size)) {
       throw new Error(`window of ${sessionId}: got ${events.length} events ending at ${events[events.length - 1]?.seq}`);
-    }
-  });
-}
-
-/** ListEvents, the 20 newest events (a page of 20, newest first), one call at a time. */
-export async function listEventsRun(url: string, history: LoadedHistory, warmup: number, iterations: number): Promise<LatencySummary> {
-  const client = newClient(url);
-  const { appName, userId, sessionId, size } = history;
-  const want = Math.min(20, size);
-  return sequential(warmup, iterations, async () => {
-    const { events } = await client.listEvents({ appName, userId, sessionId, pageSize: 20, order: ListEventsRequest_Order.DESCENDING });
-    if (events.length !== want || events[0]?.seq !== BigInt(size)) {
-      throw new Error(`newest page of ${sessionId}: got ${events.length} events starting at ${events[0]?.seq}`);
     }
   });
 }

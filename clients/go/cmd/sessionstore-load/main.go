@@ -6,6 +6,11 @@
 //
 //	sessionstore-load --url http://127.0.0.1:50051 --writers 64 --connections 8 --seconds 8 --warmup 2 --tag run1
 //
+// With --read window (GetSession, the 20 most recent events) or --read newest
+// (ListEvents, a page of the 20 newest) it instead reads the existing session
+// --app/--user/--session of --size events, one call at a time: --warmup-calls
+// unmeasured, then --calls measured, each checked to end at seq --size.
+//
 // It creates its sessions, runs the warm-up, prints "measuring" on a line of
 // its own, runs the measured part, prints "measured", and then one line of
 // JSON: {"ops", "errors", "firstError", "seconds", "throughput", "latenciesMs"}.
@@ -50,7 +55,17 @@ func main() {
 	warmup := flag.Float64("warmup", 2, "unmeasured seconds first")
 	seconds := flag.Float64("seconds", 8, "measured seconds")
 	connections := flag.Int("connections", 1, "client connections, writers spread over them")
+	read := flag.String("read", "", "window or newest: read instead of append")
+	user := flag.String("user", "", "the session's user (reads)")
+	session := flag.String("session", "", "the session's id (reads)")
+	size := flag.Int64("size", 0, "events in the session (reads)")
+	warmupCalls := flag.Int("warmup-calls", 30, "unmeasured calls first (reads)")
+	calls := flag.Int("calls", 300, "measured calls (reads)")
 	flag.Parse()
+	if *read != "" {
+		readLoad(*url, *read, *app, *user, *session, *size, *warmupCalls, *calls)
+		return
+	}
 	if *url == "" || *writers < 1 {
 		fmt.Fprintln(os.Stderr, "usage: sessionstore-load --url URL [--writers N] [--hot] [--warmup S] [--seconds S] [--tag T]")
 		os.Exit(2)
@@ -144,6 +159,73 @@ func main() {
 	fmt.Println("measuring")
 	r := run(time.Duration(*seconds*float64(time.Second)), 1_000_000, true)
 	fmt.Println("measured")
+	if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
+		fail(err)
+	}
+}
+
+// readLoad measures one read, one call at a time, as the harness's TypeScript
+// reader does, so the two clients' figures compare.
+func readLoad(url, mode, app, user, session string, size int64, warmup, calls int) {
+	ctx := context.Background()
+	client, err := sessionstore.Dial(ctx, url, sessionstore.WithTimeout(60*time.Second))
+	if err != nil {
+		fail(err)
+	}
+	defer client.Close()
+	want := min(size, 20)
+	one := func() error {
+		var first, last int64
+		var n int
+		switch mode {
+		case "window":
+			res, err := client.GetSession(ctx, &pb.GetSessionRequest{AppName: app, UserId: user, SessionId: session, NumRecentEvents: proto.Int32(20)})
+			if err != nil {
+				return err
+			}
+			events := res.GetSession().GetEvents()
+			n = len(events)
+			if n > 0 {
+				last = events[n-1].GetSeq()
+			}
+			first = last
+		case "newest":
+			res, err := client.ListEvents(ctx, &pb.ListEventsRequest{AppName: app, UserId: user, SessionId: session, PageSize: 20, Order: pb.ListEventsRequest_ORDER_DESCENDING})
+			if err != nil {
+				return err
+			}
+			n = len(res.GetEvents())
+			if n > 0 {
+				first = res.GetEvents()[0].GetSeq()
+			}
+			last = first
+		default:
+			return fmt.Errorf("unknown --read %q", mode)
+		}
+		if int64(n) != want || first != size || last != size {
+			return fmt.Errorf("%s of %s: %d events, newest seq %d, want %d ending at %d", mode, session, n, last, want, size)
+		}
+		return nil
+	}
+	for range warmup {
+		if err := one(); err != nil {
+			fail(err)
+		}
+	}
+	fmt.Println("measuring")
+	var r result
+	began := time.Now()
+	for range calls {
+		t0 := time.Now()
+		if err := one(); err != nil {
+			fail(err)
+		}
+		r.LatenciesMs = append(r.LatenciesMs, float64(time.Since(t0).Microseconds())/1000)
+	}
+	r.Seconds = time.Since(began).Seconds()
+	fmt.Println("measured")
+	r.Ops = len(r.LatenciesMs)
+	r.Throughput = float64(r.Ops) / r.Seconds
 	if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
 		fail(err)
 	}
