@@ -23,13 +23,8 @@ export interface SessionKeyParams {
   sessionId: string;
 }
 
-/**
- * A row of sessionWindowQuery: the first (`k` = 0) is the session with its
- * app and user state, each further one (`k` = 1) an event of the window, in
- * seq order, with only `body` set.
- */
-export interface SessionWindowRow {
-  k: number;
+/** A session row with its app and user state, as every session read returns it. */
+export interface SessionRow {
   app_name: string;
   user_id: string;
   id: string;
@@ -37,10 +32,22 @@ export interface SessionWindowRow {
   revision: bigint;
   create_time_ns: bigint;
   update_time_ns: bigint;
-  forked_from_id: string | null;
-  forked_at_seq: bigint | null;
   app_state: unknown;
   user_state: unknown;
+  /** Only where the read selects them (a session's own reads, not listings). */
+  forked_from_id?: string | null;
+  forked_at_seq?: bigint | null;
+}
+
+/**
+ * A row of sessionWindowQuery: the first (`k` = 0) is the session with its
+ * app and user state, each further one (`k` = 1) an event of the window, in
+ * seq order, with only `body` set.
+ */
+export interface SessionWindowRow extends SessionRow {
+  k: number;
+  forked_from_id: string | null;
+  forked_at_seq: bigint | null;
   body: Uint8Array | null;
 }
 
@@ -136,17 +143,8 @@ export function eventPageQuery(
   return CompiledQuery.raw(text, params);
 }
 
-export interface SessionListRow {
-  app_name: string;
-  user_id: string;
-  id: string;
-  state: unknown;
-  revision: bigint;
-  create_time_ns: bigint;
-  update_time_ns: bigint;
-  user_state: unknown;
-  app_state: unknown;
-}
+/** A row of sessionPageQuery. */
+export type SessionListRow = SessionRow;
 
 /**
  * A page of ListSessions by keyset on (app_name, [user_id,] update_time_ns,

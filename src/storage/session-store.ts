@@ -17,6 +17,7 @@ import {
   eventPageQuery,
   runRead,
   type SessionListRow,
+  type SessionRow,
   type SessionWindowRow,
   sessionPageQuery,
   sessionWindowQuery,
@@ -715,19 +716,7 @@ function decodeEvent(body: Uint8Array): Event {
   return fromBinary(EventSchema, body);
 }
 
-export function toStoredSession(row: {
-  app_name: string;
-  user_id: string;
-  id: string;
-  state: unknown;
-  revision: bigint;
-  create_time_ns: bigint;
-  update_time_ns: bigint;
-  app_state: unknown;
-  user_state: unknown;
-  forked_from_id?: string | null;
-  forked_at_seq?: bigint | null;
-}): StoredSession {
+export function toStoredSession(row: SessionRow): StoredSession {
   return {
     ...(row.forked_from_id != null ? { forkedFrom: { sessionId: row.forked_from_id, seq: row.forked_at_seq ?? 0n } } : {}),
     appName: row.app_name,
