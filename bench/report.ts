@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CEILING_SQL } from "./ceiling.js";
+import { ms, table, times } from "./markdown.js";
 import { type AppendSummary, fmt, type Results, type System, summarize } from "./results.js";
 import { renderScale } from "./scale-report.js";
 import { ratio } from "./stats.js";
@@ -15,15 +16,6 @@ const names: Record<System, string> = {
   "ceiling-pgbench": "ceiling (pgbench)",
   "ceiling-node-pg": "ceiling (node-postgres)",
 };
-
-function table(head: string[], rows: string[][]): string {
-  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
-  return [line(head), line(head.map(() => "---")), ...rows.map(line)].join("\n");
-}
-
-const ms = (v: number | undefined) =>
-  v === undefined || !Number.isFinite(v) ? "–" : v < 10 ? v.toFixed(2) : v < 1000 ? v.toFixed(1) : fmt(v);
-const times = (v: number) => (Number.isFinite(v) ? `${v < 10 ? v.toFixed(2) : v.toFixed(1)}×` : "–");
 
 export function renderMarkdown(results: Results): string {
   const s = summarize(results);

@@ -1,17 +1,9 @@
 // The BENCHMARKS.md section of issue 13's workloads (bench/scale.ts).
 
+import { ms, table, times } from "./markdown.js";
 import { fmt, type Results } from "./results.js";
 import type { TurnRun } from "./scale.js";
 import { ratio } from "./stats.js";
-
-function table(head: string[], rows: string[][]): string {
-  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
-  return [line(head), line(head.map(() => "---")), ...rows.map(line)].join("\n");
-}
-
-const ms = (v: number | undefined) =>
-  v === undefined || !Number.isFinite(v) ? "–" : v < 10 ? v.toFixed(2) : v < 1000 ? v.toFixed(1) : fmt(v);
-const times = (v: number) => (Number.isFinite(v) ? `${v < 10 ? v.toFixed(2) : v.toFixed(1)}×` : "–");
 
 /** Markdown lines; none when the run had none of these workloads. */
 export function renderScale(results: Results): string[] {

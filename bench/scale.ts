@@ -3,13 +3,10 @@
 // a million events, and two server replicas on one PostgreSQL.
 
 import { performance } from "node:perf_hooks";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { EventSchema } from "../gen/ts/sessionstore/v1/event_pb.js";
-import { nsToTimestamp } from "../src/domain/time.js";
 import { closedLoop, type LoopResult, sequential } from "./load.js";
 import { withClient } from "./postgres.js";
 import { sampleProcess } from "./server.js";
-import { type LoadedHistory, loadHistory, newClient, type TailRun, tailRun, turn } from "./sessionstore.js";
+import { historyColumns, type LoadedHistory, loadHistory, newClient, type TailRun, tailRun, turn } from "./sessionstore.js";
 import { type LatencySummary, round, summarize } from "./stats.js";
 
 /** Sizes of these workloads in one mode of the bench. */
@@ -119,19 +116,7 @@ export async function loadColdSessions(databaseUrl: string, sessions: number, ev
        FROM generate_series(1, $4::int) g`,
       [COLD_APP, eventsEach, baseNs.toString(), sessions],
     );
-    const seqs: string[] = [];
-    const ids: string[] = [];
-    const times: string[] = [];
-    const bodies: Buffer[] = [];
-    for (let seq = 1; seq <= eventsEach; seq++) {
-      const ts = baseNs + BigInt(seq) * 1_000_000_000n;
-      const id = `c-${seq}`;
-      const event = create(EventSchema, { ...turn(seq, 0), id, seq: BigInt(seq), timestamp: nsToTimestamp(ts) });
-      seqs.push(String(seq));
-      ids.push(id);
-      times.push(ts.toString());
-      bodies.push(Buffer.from(toBinary(EventSchema, event)));
-    }
+    const { seqs, ids, times, bodies } = historyColumns(1, eventsEach + 1, baseNs, 1_000_000_000n, "c-");
     await db.query(
       `INSERT INTO events (session_pk, seq, event_id, timestamp_ns, body, app_name, user_id)
        SELECT s.pk, x.s, x.e, x.t, x.b, s.app_name, s.user_id

@@ -124,25 +124,9 @@ export async function loadHistory(url: string, databaseUrl: string, size: number
     const baseNs = (BigInt(Date.now()) - BigInt(size)) * 1_000_000n;
     const batch = 5000;
     for (let from = 1; from <= size; from += batch) {
-      const seqs: string[] = [];
-      const ids: string[] = [];
-      const times: string[] = [];
-      const bodies: Buffer[] = [];
-      for (let seq = from; seq < Math.min(from + batch, size + 1); seq++) {
-        const ts = baseNs + BigInt(seq) * 1_000_000n;
-        const id = `h-${seq}`;
-        const event = create(EventSchema, {
-          ...turn(seq, 0),
-          author: seq % 2 ? "user" : "agent",
-          id,
-          seq: BigInt(seq),
-          timestamp: nsToTimestamp(ts),
-        });
-        seqs.push(String(seq));
-        ids.push(id);
-        times.push(ts.toString());
-        bodies.push(Buffer.from(toBinary(EventSchema, event)));
-      }
+      const { seqs, ids, times, bodies } = historyColumns(from, Math.min(from + batch, size + 1), baseNs, 1_000_000n, "h-", (seq) => ({
+        author: seq % 2 ? "user" : "agent",
+      }));
       await db.query(
         `INSERT INTO events (session_pk, seq, event_id, timestamp_ns, body, app_name, user_id)
          SELECT $1::bigint, s, e, t, b, $2, $3 FROM unnest($4::bigint[], $5::text[], $6::bigint[], $7::bytea[]) AS x(s, e, t, b)`,
@@ -154,6 +138,32 @@ export async function loadHistory(url: string, databaseUrl: string, size: number
     await db.query("ANALYZE events");
   });
   return { ...key, size, loadSeconds: round((performance.now() - began) / 1000, 1) };
+}
+
+/**
+ * The events table's columns for events `from` up to (not including) `to`,
+ * turns `stepNs` apart after `baseNs`: ids `${prefix}${seq}`, real protobuf
+ * bodies, for `unnest` into the table.
+ */
+export function historyColumns(
+  from: number,
+  to: number,
+  baseNs: bigint,
+  stepNs: bigint,
+  prefix: string,
+  fields: (seq: number) => { author?: string } = () => ({}),
+): { seqs: string[]; ids: string[]; times: string[]; bodies: Buffer[] } {
+  const out = { seqs: [] as string[], ids: [] as string[], times: [] as string[], bodies: [] as Buffer[] };
+  for (let seq = from; seq < to; seq++) {
+    const ts = baseNs + BigInt(seq) * stepNs;
+    const id = `${prefix}${seq}`;
+    const event = create(EventSchema, { ...turn(seq, 0), ...fields(seq), id, seq: BigInt(seq), timestamp: nsToTimestamp(ts) });
+    out.seqs.push(String(seq));
+    out.ids.push(id);
+    out.times.push(ts.toString());
+    out.bodies.push(Buffer.from(toBinary(EventSchema, event)));
+  }
+  return out;
 }
 
 /** GetSession with the 20 most recent events, one call at a time. */
