@@ -14,17 +14,13 @@ import { GetUserStateRequestSchema, SessionService } from "../../gen/ts/sessions
 import { backends, type TestBackend } from "../support/backends.js";
 import { expectCode } from "../support/contract.js";
 import { unique } from "../support/ids.js";
+import { type LogLine, onLogLines } from "../support/log-lines.js";
 import { createTestDatabase } from "../support/postgres.js";
 import { envelope, RawCall, SERVICE } from "../support/raw-grpc.js";
 import { startTestServer } from "../support/server.js";
 
 // The real binary, started the way an operator starts it, stopped the way an
 // orchestrator stops it (SIGTERM), and restarted on the same store.
-
-interface LogLine {
-  msg?: string;
-  [field: string]: unknown;
-}
 
 interface ServerProcess {
   child: ChildProcess;
@@ -76,27 +72,17 @@ function startProcess(args: string[], env: Record<string, string> = {}): ServerP
   const waiters: { msg: string; resolve: (line: LogLine) => void }[] = [];
   let out = "";
   let err = "";
-  let partial = "";
   child.stdout?.on("data", (chunk: Buffer) => {
     out += chunk.toString();
   });
   child.stderr?.on("data", (chunk: Buffer) => {
     err += chunk.toString();
-    partial += chunk.toString();
-    const lines = partial.split("\n");
-    partial = lines.pop() ?? "";
-    for (const text of lines) {
-      let line: LogLine;
-      try {
-        line = JSON.parse(text) as LogLine;
-      } catch {
-        line = { raw: text };
-      }
-      logs.push(line);
-      for (const w of waiters.filter((w) => w.msg === line.msg)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
+  });
+  onLogLines(child.stderr, (line) => {
+    logs.push(line);
+    for (const w of waiters.filter((w) => w.msg === line.msg)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(line);
     }
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {

@@ -10,6 +10,7 @@ import { SessionService } from "../../gen/ts/sessionstore/v1/session_service_pb.
 import { hashToken, newToken } from "../../src/auth/tokens.js";
 import { backends, type TestBackend } from "../support/backends.js";
 import { unique } from "../support/ids.js";
+import { type LogLine, onLogLines } from "../support/log-lines.js";
 import { OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.js";
 import { createTestDatabase } from "../support/postgres.js";
 
@@ -17,11 +18,6 @@ import { createTestDatabase } from "../support/postgres.js";
 // pointing at a receiver in this process, called with a W3C traceparent on
 // every protocol it speaks; and the same binary without them, which must
 // load no SDK and export nothing.
-
-interface LogLine {
-  msg?: string;
-  [field: string]: unknown;
-}
 
 interface ServerProcess {
   child: ChildProcess;
@@ -83,7 +79,6 @@ function startServer(args: string[], env: Record<string, string>, owner: Cleanup
   if (owner === cleanups) started.add(child);
   else owner.push(() => killGroup(child));
   const logs: LogLine[] = [];
-  let partial = "";
   let stderr = "";
   let listening: (url: string) => void = () => {};
   const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
@@ -98,20 +93,11 @@ function startServer(args: string[], env: Record<string, string>, owner: Cleanup
   url.catch(() => {});
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
-    partial += chunk.toString();
-    const lines = partial.split("\n");
-    partial = lines.pop() ?? "";
-    for (const text of lines) {
-      let line: LogLine;
-      try {
-        line = JSON.parse(text) as LogLine;
-      } catch {
-        line = { msg: undefined, raw: text };
-      }
-      logs.push(line);
-      if (line.msg === "sessionstore listening") listening(line.url as string);
-      for (const wake of arrived.splice(0)) wake();
-    }
+  });
+  onLogLines(child.stderr, (line) => {
+    logs.push(line);
+    if (line.msg === "sessionstore listening") listening(line.url as string);
+    for (const wake of arrived.splice(0)) wake();
   });
   return {
     child,
